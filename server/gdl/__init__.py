@@ -1,0 +1,1 @@
+"""GDL rules engine."""
