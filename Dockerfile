@@ -1,0 +1,24 @@
+# The match server and the bundled players, installed as a package and run as an
+# unprivileged user; docker-compose.yml builds every Python service from this file.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY server ./server
+COPY players ./players
+RUN pip install . \
+    && useradd --create-home --uid 10001 ggp \
+    && mkdir -p /var/lib/ggp/matches \
+    && chown -R ggp:ggp /var/lib/ggp
+
+USER ggp
+WORKDIR /home/ggp
+# Match logs; a named volume mounted here starts out owned by the ggp user.
+VOLUME ["/var/lib/ggp/matches"]
+
+CMD ["ggp", "--help"]
