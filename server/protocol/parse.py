@@ -1,0 +1,91 @@
+"""Read the messages a game server sends, liberally.
+
+Keywords may be in any letter case and whitespace is free. START may carry extra
+trailing arguments, which are ignored. Anything atomic in the moves slot of PLAY
+or STOP (``NIL``, ``nil``) means "no moves". Everything else that does not fit
+raises :class:`ProtocolError` with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+from server.gdl.errors import GdlError
+from server.gdl.parser import Node, Rule, node_to_rule, node_to_term
+from server.gdl.terms import RawTerm
+
+from .errors import ProtocolError
+from .messages import Abort, Info, Message, Play, Preview, Start, Stop
+from .sexpr import fold_keywords, read_sexpression
+
+_INTEGER = re.compile(r"\+?\d+")
+
+_ARITY = {"play": 3, "stop": 3, "abort": 2, "info": 1, "preview": 3}
+"""Exact number of elements of each message, keyword included (START takes at least 6)."""
+
+
+def _atom(node: Node, what: str) -> str:
+    if not isinstance(node.value, str):
+        raise ProtocolError(f"{what} must be an atom, not a list")
+    return node.value
+
+
+def _clock(node: Node, what: str) -> int:
+    value = _atom(node, what)
+    if not _INTEGER.fullmatch(value):
+        raise ProtocolError(f"{what} must be a whole number of seconds, not {value!r}")
+    return int(value)
+
+
+def _rules(node: Node) -> list[Rule]:
+    if not isinstance(node.value, tuple):
+        raise ProtocolError("the rules must be a list of rules, not an atom")
+    try:
+        return [node_to_rule(fold_keywords(rule)) for rule in node.value]
+    except GdlError as error:
+        raise ProtocolError(f"invalid rules: {error}") from None
+
+
+def _moves(node: Node) -> list[RawTerm] | None:
+    if isinstance(node.value, str):
+        return None
+    try:
+        return [node_to_term(fold_keywords(move)) for move in node.value]
+    except GdlError as error:
+        raise ProtocolError(f"invalid joint move: {error}") from None
+
+
+def parse_message(text: str) -> Message:
+    """Read one message: START, PLAY, STOP, ABORT, INFO or PREVIEW."""
+    node = read_sexpression(text)
+    if not isinstance(node.value, tuple) or not node.value:
+        raise ProtocolError("a message must be a non-empty list such as ( INFO )")
+    parts = node.value
+    keyword = _atom(parts[0], "the message type").lower()
+    if keyword == "start":
+        if len(parts) < 6:
+            raise ProtocolError(
+                "START needs an id, a role, the rules, a start clock and a play clock"
+            )
+        return Start(
+            match_id=_atom(parts[1], "the match id"),
+            role=_atom(fold_keywords(parts[2]), "the role"),
+            rules=_rules(parts[3]),
+            start_clock=_clock(parts[4], "the start clock"),
+            play_clock=_clock(parts[5], "the play clock"),
+        )
+    if keyword not in _ARITY:
+        raise ProtocolError(f"unknown message type {parts[0].value!r}")
+    if len(parts) != _ARITY[keyword]:
+        raise ProtocolError(
+            f"{keyword.upper()} takes {_ARITY[keyword] - 1} argument(s), got {len(parts) - 1}"
+        )
+    if keyword == "play":
+        return Play(match_id=_atom(parts[1], "the match id"), moves=_moves(parts[2]))
+    if keyword == "stop":
+        return Stop(match_id=_atom(parts[1], "the match id"), moves=_moves(parts[2]))
+    if keyword == "abort":
+        return Abort(match_id=_atom(parts[1], "the match id"))
+    if keyword == "preview":
+        return Preview(rules=_rules(parts[1]), preview_clock=_clock(parts[2], "the preview clock"))
+    return Info()
