@@ -1,0 +1,59 @@
+"""Replaying match logs against their rules: every move legal, every state and goal right.
+
+>>> replay = replay_file("match.json")                        # doctest: +SKIP
+>>> replay.ok, replay.verdict()                               # doctest: +SKIP
+>>> print(render_replay(replay))                              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from server.records import MatchRecord
+
+from .render import render_replay
+from .replayer import Outcome, Problem, ProblemKind, Replay, ReplayedStep, replay_record
+from .source import ResolvedGame, RulesNotFound, game_name_from_meta_url, resolve_game
+
+__all__ = [
+    "LogUnreadable",
+    "Outcome",
+    "Problem",
+    "ProblemKind",
+    "Replay",
+    "ReplayedStep",
+    "ResolvedGame",
+    "RulesNotFound",
+    "game_name_from_meta_url",
+    "render_replay",
+    "replay_file",
+    "replay_record",
+    "resolve_game",
+]
+
+
+class LogUnreadable(Exception):
+    """The file is not a match log in the ggp.org format."""
+
+
+def replay_file(path: str | os.PathLike[str], game: str | None = None) -> Replay:
+    """Replay the log at ``path``; ``game`` (a name or ``.kif`` path) overrides its rules.
+
+    Raises :class:`LogUnreadable` or :class:`RulesNotFound` when it cannot start.
+    """
+    try:
+        fields = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError) as error:
+        raise LogUnreadable(f"cannot read {path}: {error}") from error
+    if not isinstance(fields, dict):
+        raise LogUnreadable(f"{path} is not a match log: a JSON object is expected")
+    try:
+        record = MatchRecord.model_validate(fields)
+    except ValidationError as error:
+        raise LogUnreadable(f"{path} is not a match log in the ggp.org format: {error}") from error
+    resolved = resolve_game(fields, game)
+    return replay_record(record, resolved.game, resolved.source)
