@@ -385,8 +385,10 @@ class _Replayer:
                 )
             if _at(forfeited, index):
                 expected: int | None = 0
-            elif rule_goal is None and self.result.outcome is Outcome.STEP_LIMIT:
-                continue  # undefined where the limit stopped the game: any recorded value
+            elif rule_goal is None and (
+                recorded_rule_goals is not None or self.result.outcome is Outcome.STEP_LIMIT
+            ):
+                continue  # the rules give no goal and the log says so: any recorded value
             else:
                 expected = rule_goal
             if recorded[index] != expected:
