@@ -3,7 +3,7 @@
 The JSON Schema is in :mod:`server.records.schema`.
 """
 
-from .io import dump_record, load_record, parse_record, write_record
+from .io import dump_record, load_record, parse_record, write_atomically, write_record
 from .model import (
     RECORD_FORMAT,
     EndReason,
@@ -25,5 +25,6 @@ __all__ = [
     "load_record",
     "new_random_token",
     "parse_record",
+    "write_atomically",
     "write_record",
 ]

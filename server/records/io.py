@@ -25,22 +25,23 @@ def load_record(path: str | os.PathLike[str]) -> MatchRecord:
     return parse_record(Path(path).read_bytes())
 
 
-def write_record(path: str | os.PathLike[str], record: MatchRecord) -> Path:
-    """Write the record atomically: a temporary file in the same folder, then a rename.
+def write_atomically(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
-    A reader (or a crash) sees either the previous complete file or the new one.
+    A reader, or a crash, sees either the previous complete file or the new one.
+    ``durable`` also flushes the data to the disk before the rename.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = dump_record(record).encode("utf-8")
     handle, temporary = tempfile.mkstemp(
         prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
     )
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
+            if durable:
+                stream.flush()
+                os.fsync(stream.fileno())
         os.replace(temporary, target)
     except BaseException:
         try:
@@ -49,3 +50,10 @@ def write_record(path: str | os.PathLike[str], record: MatchRecord) -> Path:
             pass
         raise
     return target
+
+
+def write_record(
+    path: str | os.PathLike[str], record: MatchRecord, *, durable: bool = True
+) -> Path:
+    """Write the record atomically (see :func:`write_atomically`)."""
+    return write_atomically(path, dump_record(record).encode("utf-8"), durable=durable)

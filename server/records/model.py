@@ -148,6 +148,8 @@ class MatchRecord(_CamelModel):
     """The roles in declaration order (the order of every per-role list)."""
     end_reason: EndReason | None = None
     """Why the match ended; absent while it is running."""
+    end_message: str | None = None
+    """Details when the end was not clean: goals the rules leave undefined, an engine error."""
     step_limit: int | None = None
     """The most PLAY steps the match may take."""
     network_slack_ms: int | None = None

@@ -1,0 +1,44 @@
+"""One match between remote players: clocks, transport, move checking, substitutes, events.
+
+>>> from server.match import MatchRunner, Player, MatchConfig, LogWriter
+>>> runner = MatchRunner(game, [Player("a", "http://127.0.0.1:9147/"), None],  # doctest: +SKIP
+...                      MatchConfig(play_clock=5), observers=[LogWriter("matches")])
+>>> record = await runner.run()                                              # doctest: +SKIP
+"""
+
+from .config import MatchConfig, new_match_id
+from .events import (
+    MatchClosed,
+    MatchEnded,
+    MatchEvent,
+    MatchStarted,
+    Observer,
+    PlayersStarted,
+    StepPlayed,
+)
+from .log_writer import LogWriter
+from .runner import RANDOM_ROLE, MatchRunner, MatchStats, Player, run_match
+from .step_limit import default_step_limit
+from .transport import PlayerAddress, Reply, send_message
+
+__all__ = [
+    "RANDOM_ROLE",
+    "LogWriter",
+    "MatchClosed",
+    "MatchConfig",
+    "MatchEnded",
+    "MatchEvent",
+    "MatchRunner",
+    "MatchStarted",
+    "MatchStats",
+    "Observer",
+    "Player",
+    "PlayerAddress",
+    "PlayersStarted",
+    "Reply",
+    "StepPlayed",
+    "default_step_limit",
+    "new_match_id",
+    "run_match",
+    "send_message",
+]

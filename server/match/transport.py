@@ -1,0 +1,222 @@
+"""The player transport: one GGP message over one HTTP/1.0 connection, with a real deadline.
+
+Every message opens a connection, writes one ``POST`` exactly as GGP-Base writes it
+(header order ``Accept, Host, Sender, Receiver, Content-Type, Content-Length``; no
+``Connection`` or ``User-Agent`` header), reads one reply and closes.  The deadline
+covers the whole exchange (connect, write, read): a reply that trickles in past it is
+late, unlike GGP-Base's per-read socket timeout.
+
+Reading is liberal, as GGP-Base reads: the status line and every header except
+``Content-Length`` (any letter case) are ignored, so a ``500`` with a move in the body
+counts; without a length the body runs to the end of the stream; HTTP/1.0 and 1.1
+are both fine; a chunked body is decoded (GGP-Base cannot).  A reply with no header
+block at all is a connection error, as in GGP-Base.  The body is capped: a flood
+past ``max_bytes`` is an error, not a memory exhaustion.
+
+This transport is built on asyncio streams rather than aiohttp's client because the
+aiohttp client always writes ``Host`` as the first header (GGP-Base writes ``Accept``
+first) and rejects replies GGP-Base accepts, such as malformed header lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import ssl
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from server.protocol.http import request_bytes
+from server.records import ErrorKind
+
+DEFAULT_MAX_REPLY_BYTES = 1_000_000
+"""The largest reply body accepted (header block included), in bytes."""
+
+_MAX_HEADER_BYTES = 64 * 1024
+_READ_SIZE = 64 * 1024
+_END_OF_HEADERS = re.compile(rb"\r?\n\r?\n")
+_LINE_BREAK = re.compile(rb"\r?\n")
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerAddress:
+    """Where a player listens: host, port and request path of an ``http://`` URL."""
+
+    host: str
+    port: int
+    path: str = "/"
+    secure: bool = False
+
+    @classmethod
+    def parse(cls, url: str) -> PlayerAddress:
+        """Read ``http://host:port/path`` (``host:port`` alone is taken as HTTP)."""
+        if "://" not in url:
+            url = "http://" + url
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http:// player address: {url!r}")
+        secure = parts.scheme == "https"
+        path = parts.path or "/"
+        if parts.query:
+            path += "?" + parts.query
+        return cls(parts.hostname, parts.port or (443 if secure else 80), path, secure)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'https' if self.secure else 'http'}://{host}:{self.port}{self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What came back from one message: a body, or the kind of failure, and the time taken."""
+
+    body: str | None
+    """The reply body, decoded as UTF-8 and trimmed; ``None`` when the exchange failed."""
+    error: ErrorKind | None
+    message: str
+    elapsed_ms: int
+    status_line: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class _Failure(Exception):
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def build_request(address: PlayerAddress, text: str, receiver: str) -> bytes:
+    """The request bytes for one message, exactly as GGP-Base sends them."""
+    data = request_bytes(text, address.host, receiver)
+    if address.path != "/":
+        data = data.replace(b"POST / ", f"POST {address.path} ".encode(), 1)
+    return data
+
+
+async def send_message(
+    address: PlayerAddress,
+    text: str,
+    *,
+    receiver: str = "",
+    time_limit: float | None,
+    max_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+) -> Reply:
+    """Send one message and read the reply within ``time_limit`` seconds in total (``None``: no limit).
+
+    Never raises for player faults: they come back as a :class:`Reply` with an error.
+    """
+    started = time.monotonic()
+    writer: asyncio.StreamWriter | None = None
+
+    def elapsed() -> int:
+        return round((time.monotonic() - started) * 1000)
+
+    try:
+        async with asyncio.timeout(time_limit):
+            reader, writer = await asyncio.open_connection(
+                address.host,
+                address.port,
+                ssl=ssl.create_default_context() if address.secure else None,
+            )
+            writer.write(build_request(address, text, receiver))
+            await writer.drain()
+            status_line, body = await _read_reply(reader, max_bytes)
+    except TimeoutError:
+        return Reply(
+            None, ErrorKind.TIMEOUT, f"no complete reply within {time_limit:g} s", elapsed()
+        )
+    except _Failure as failure:
+        return Reply(None, failure.kind, str(failure), elapsed())
+    except (OSError, EOFError, asyncio.IncompleteReadError, ssl.SSLError) as error:
+        reason = str(error) or type(error).__name__
+        return Reply(None, ErrorKind.CONNECTION_ERROR, reason, elapsed())
+    finally:
+        if writer is not None:
+            writer.transport.abort()
+    return Reply(body, None, "", elapsed(), status_line)
+
+
+async def _read_reply(reader: asyncio.StreamReader, max_bytes: int) -> tuple[str, str]:
+    """Read one HTTP reply the way GGP-Base does; return its status line and trimmed body."""
+    buffer = b""
+    while True:
+        found = _END_OF_HEADERS.search(buffer)
+        if buffer.startswith((b"\r\n", b"\n")):
+            head, rest = b"", buffer[2 if buffer.startswith(b"\r\n") else 1 :]
+            break
+        if found:
+            head, rest = buffer[: found.start()], buffer[found.end() :]
+            break
+        if len(buffer) > min(_MAX_HEADER_BYTES, max_bytes):
+            raise _Failure(ErrorKind.TOO_LARGE, "header block too large")
+        chunk = await reader.read(_READ_SIZE)
+        if not chunk:
+            if not buffer:
+                raise _Failure(ErrorKind.CONNECTION_ERROR, "connection closed without a reply")
+            raise _Failure(ErrorKind.CONNECTION_ERROR, "reply without an HTTP header block")
+        buffer += chunk
+
+    lines = _LINE_BREAK.split(head)
+    status_line = lines[0].decode("latin-1").strip()
+    length: int | None = None
+    chunked = False
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"content-length":
+            with contextlib.suppress(ValueError):
+                length = max(0, int(value.strip()))
+        elif name == b"transfer-encoding" and b"chunked" in value.lower():
+            chunked = True
+
+    if length is not None:
+        if length > max_bytes:
+            raise _Failure(ErrorKind.TOO_LARGE, f"reply body of {length} bytes is over the limit")
+        body = rest[:length]
+        while len(body) < length:
+            chunk = await reader.read(min(_READ_SIZE, length - len(body)))
+            if not chunk:
+                break
+            body += chunk
+    else:
+        body = rest
+        while True:
+            if len(body) > max_bytes:
+                raise _Failure(ErrorKind.TOO_LARGE, f"reply body over {max_bytes} bytes")
+            chunk = await reader.read(_READ_SIZE)
+            if not chunk:
+                break
+            body += chunk
+        if chunked:
+            body = _dechunk(body)
+    return status_line, body.decode("utf-8", errors="replace").strip()
+
+
+def _dechunk(data: bytes) -> bytes:
+    """Decode a chunked body; data that is not validly chunked is returned unchanged."""
+    out = bytearray()
+    position = 0
+    while True:
+        end = data.find(b"\n", position)
+        if end < 0:
+            return data
+        size_text = data[position:end].split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16)
+        except ValueError:
+            return data
+        if size == 0:
+            return bytes(out)
+        start = end + 1
+        out += data[start : start + size]
+        position = start + size
+        if data[position : position + 2] == b"\r\n":
+            position += 2
+        elif data[position : position + 1] == b"\n":
+            position += 1
