@@ -1,15 +1,16 @@
 """Drawing grid games in the terminal from their fluents.
 
-A game is drawn as a board when one kind of fluent places a mark on small integer
+A game is drawn as a board when a kind of fluent places a mark on small integer
 coordinates: ``(cell 1 2 x)`` (row, column, mark) gives a plain grid, and
 ``(mark 1 2 3 3 o)`` (board row, board column, row, column, mark) gives nine-board
-style boards of boards.  Every other fluent is listed under the board.
+style boards of boards.  A game may have several boards (one per kind of fluent).
+Every other fluent is listed under the boards.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from server.gdl.terms import RawTerm, sort_key, to_kif
@@ -54,8 +55,8 @@ def _placement(fact: RawTerm) -> tuple[int, ...] | None:
     return tuple(numbers)
 
 
-def detect_layout(states: Iterable[Iterable[RawTerm]]) -> GridLayout | None:
-    """The board layout shared by the states of a match, if the game looks like one."""
+def detect_layouts(states: Iterable[Iterable[RawTerm]]) -> list[GridLayout]:
+    """The boards shared by the states of a match, most used first (often none or one)."""
     counts: Counter[tuple[str, int]] = Counter()
     lows: dict[tuple[str, int], list[int]] = {}
     highs: dict[tuple[str, int], list[int]] = {}
@@ -71,11 +72,12 @@ def detect_layout(states: Iterable[Iterable[RawTerm]]) -> GridLayout | None:
             for axis, value in enumerate(place):
                 low[axis] = min(low[axis], value)
                 high[axis] = max(high[axis], value)
+    layouts = []
     for kind, _count in counts.most_common():
         ranges = tuple(zip(lows[kind], highs[kind], strict=True))
         if all(high - low < MAX_SPAN[kind[1]] for low, high in ranges):
-            return GridLayout(kind[0], ranges)
-    return None
+            layouts.append(GridLayout(kind[0], ranges))
+    return layouts
 
 
 def _cells(facts: Iterable[RawTerm], layout: GridLayout) -> dict[tuple[int, ...], str]:
@@ -128,7 +130,7 @@ def draw_board(facts: Iterable[RawTerm], layout: GridLayout) -> list[str]:
     return lines
 
 
-def other_fluents(facts: Iterable[RawTerm], layout: GridLayout | None) -> list[str]:
-    """The fluents not drawn on the board, in KIF, in a fixed order."""
-    rest = [fact for fact in facts if layout is None or not layout.matches(fact)]
+def other_fluents(facts: Iterable[RawTerm], layouts: Sequence[GridLayout] = ()) -> list[str]:
+    """The fluents not drawn on a board, in KIF, in a fixed order."""
+    rest = [fact for fact in facts if not any(layout.matches(fact) for layout in layouts)]
     return [to_kif(fact) for fact in sorted(rest, key=sort_key)]

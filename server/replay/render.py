@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from server.gdl.terms import to_kif
 
-from .board import GridLayout, detect_layout, draw_board, other_fluents
+from .board import GridLayout, detect_layouts, draw_board, other_fluents
 from .replayer import Replay, ReplayedStep
 
 
@@ -57,7 +57,7 @@ def _errors_line(replay: Replay, step: ReplayedStep) -> str | None:
     return "  player errors: " + "; ".join(found) if found else None
 
 
-def render_step(replay: Replay, step: ReplayedStep, layout: GridLayout | None) -> list[str]:
+def render_step(replay: Replay, step: ReplayedStep, layouts: list[GridLayout]) -> list[str]:
     """One step: its moves, clock use, recorded errors, the board, and any mismatch."""
     if step.number == 0:
         title = "Step 0 (start): initial state"
@@ -72,9 +72,11 @@ def render_step(replay: Replay, step: ReplayedStep, layout: GridLayout | None) -
         if extra:
             lines.append(extra)
     facts = step.state.facts
-    if layout is not None:
+    for layout in layouts:
+        if len(layouts) > 1:
+            lines.append(f"    {layout.functor}:")
         lines.extend("    " + line for line in draw_board(facts, layout))
-    rest = other_fluents(facts, layout)
+    rest = other_fluents(facts, layouts)
     if rest:
         lines.append("    " + " ".join(rest))
     for problem in step.problems:
@@ -150,14 +152,14 @@ def _error_counts(replay: Replay) -> list[str]:
 
 def render_replay(replay: Replay) -> str:
     """The whole view: header, every step, the problems, a summary and the verdict."""
-    layout = detect_layout(
+    layouts = detect_layouts(
         [step.state.facts for step in replay.steps]
         + [step.recorded_state for step in replay.steps if step.recorded_state is not None]
     )
     lines = _header(replay)
     for step in replay.steps:
         lines.append("")
-        lines.extend(render_step(replay, step, layout))
+        lines.extend(render_step(replay, step, layouts))
     lines.append("")
     if replay.stopped_at is not None:
         lines.append(

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from server.gdl.terms import RawTerm
-from server.replay.board import detect_layout, draw_board, other_fluents
+from server.replay.board import GridLayout, detect_layouts, draw_board, other_fluents
 from server.replay.states import parse_state_text
 
 
 def facts(text: str) -> frozenset[RawTerm]:
     return parse_state_text(text)
+
+
+def detect_layout(states: list[frozenset[RawTerm]]) -> GridLayout | None:
+    """The one board of a game, if it has exactly one."""
+    layouts = detect_layouts(states)
+    assert len(layouts) <= 1
+    return layouts[0] if layouts else None
 
 
 def test_a_tic_tac_toe_state_is_drawn_as_a_grid_with_rows_first() -> None:
@@ -25,7 +32,7 @@ def test_a_tic_tac_toe_state_is_drawn_as_a_grid_with_rows_first() -> None:
         "2  . o .",
         "3  . . x",
     ]
-    assert other_fluents(state, layout) == ["(control oplayer)"]
+    assert other_fluents(state, [layout]) == ["(control oplayer)"]
 
 
 def test_the_layout_comes_from_every_state_of_the_match() -> None:
@@ -76,10 +83,23 @@ def test_a_game_without_a_grid_lists_its_fluents() -> None:
     state = facts("( ( step 3 ) ( pile 1 7 ) ( control red ) )")
 
     assert detect_layout([state]) is None
-    assert other_fluents(state, None) == ["(control red)", "(step 3)", "(pile 1 7)"]
+    assert other_fluents(state) == ["(control red)", "(step 3)", "(pile 1 7)"]
 
 
 def test_large_coordinates_are_not_taken_for_a_board() -> None:
     state = facts("( ( score 1 450 won ) ( score 2 320 lost ) )")
 
     assert detect_layout([state]) is None
+
+
+def test_a_game_with_two_boards_draws_both() -> None:
+    state = facts(
+        "( ( cell_small 1 1 x ) ( cell_small 3 3 b ) ( mark_large 1 1 1 1 o ) "
+        "( mark_large 3 3 3 3 x ) ( mark_large 2 2 2 2 o ) ( control_small oplayer ) )"
+    )
+
+    layouts = detect_layouts([state])
+
+    assert [layout.functor for layout in layouts] == ["mark_large", "cell_small"]
+    assert draw_board(state, layouts[1]) == ["   1 2 3", "1  x . .", "2  . . .", "3  . . ."]
+    assert other_fluents(state, layouts) == ["(control_small oplayer)"]
