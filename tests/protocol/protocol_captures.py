@@ -1,4 +1,4 @@
-"""Helpers for reading the captured GGP-Base exchanges in ``../shared/protocol``."""
+"""Reading the captured GGP-Base exchanges in ``../shared/protocol`` (skipped when absent)."""
 
 from __future__ import annotations
 

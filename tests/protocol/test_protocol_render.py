@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import load_exchanges, shared_game_text
+from protocol_captures import load_exchanges, shared_game_text
 
 from server.gdl.parser import parse_gdl
 from server.protocol import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import load_exchanges, shared_game_text
+from protocol_captures import load_exchanges, shared_game_text
 
 from server.gdl.parser import KEYWORDS, parse_gdl
 from server.protocol import Abort, Info, Play, Scrambler, Start, Stop, render, render_rules

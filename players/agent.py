@@ -1,0 +1,300 @@
+"""The player's side of the GGP protocol over HTTP, as an aiohttp application.
+
+:class:`PlayerAgent` speaks the protocol for one :class:`~players.base.Player`:
+it keeps matches by id, builds each match's game from the START rules, applies
+every joint move before asking for the next move, and answers INFO at any time,
+also while the player is thinking. It replies exactly as GGP-Base's players do
+(``200``, ``text/acl``, CORS headers); a request it cannot read gets ``400``
+with the reason, instead of GGP-Base's silence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from typing import Any
+from urllib.parse import unquote_plus
+
+from aiohttp import web
+
+from server.gdl import Game, GdlError, State, Term
+from server.gdl.terms import wrap_all
+from server.protocol import (
+    ABORTED,
+    BUSY,
+    DONE,
+    READY,
+    Abort,
+    Info,
+    InfoReply,
+    Message,
+    Play,
+    Preview,
+    ProtocolError,
+    Start,
+    Stop,
+    match_legal_move,
+    parse_message,
+    render_info_reply,
+    render_move,
+    render_moves,
+)
+from server.protocol.http import CORS_HEADERS, response_headers
+
+from .base import Player
+from .match import PlayerMatch
+from .threads import in_thread
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest request body accepted (a START carries the whole game)."""
+
+ABORT_BUDGET = 0.5
+"""Seconds the ``abort`` hook may take before ``aborted`` is sent anyway."""
+
+class RequestRejected(Exception):
+    """A well-formed message the agent cannot act on, such as rules that are not valid GDL."""
+
+
+class PlayerAgent:
+    """Serves one player over the GGP protocol.
+
+    ``max_matches`` is how many matches the player takes at once (a START beyond
+    that is answered ``busy``); ``reply_margin`` is how many seconds before the end
+    of a clock the agent answers, to leave time for the reply to travel.
+    """
+
+    def __init__(self, player: Player, *, max_matches: int = 1, reply_margin: float = 0.25) -> None:
+        render_info_reply(InfoReply(name=player.name, species=player.species))  # checks the names
+        self.player = player
+        self.max_matches = max_matches
+        self.reply_margin = reply_margin
+        self.matches: dict[str, PlayerMatch] = {}
+        self._starting: set[str] = set()
+        self._fallback_rng = random.Random(player.seed)
+
+    # -- the HTTP side ------------------------------------------------------------
+
+    def app(self) -> web.Application:
+        """An aiohttp application answering the protocol on every path."""
+        app = web.Application(client_max_size=MAX_MESSAGE_BYTES)
+        app[AGENT_KEY] = self
+        app.router.add_route("*", "/{path:.*}", self.handle)
+        return app
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """Answer one HTTP request: a POST body or a URL-encoded GET path is a message."""
+        if request.method == "POST":
+            text = (await request.read()).decode("utf-8", errors="replace")
+        elif request.method == "GET":
+            text = unquote_plus(request.raw_path[1:])
+        else:  # OPTIONS (CORS preflight) and anything else: an empty answer, as GGP-Base gives
+            return _reply("")
+        received = time.monotonic()
+        try:
+            message = parse_message(text)
+            answer = await self.answer(message, received)
+        except (ProtocolError, RequestRejected) as error:
+            log.warning("rejected %s: %s", _excerpt(text), error)
+            return _error(400, str(error))
+        except Exception as error:
+            log.exception("failed to answer %s", _excerpt(text))
+            return _error(500, f"the player failed: {type(error).__name__}: {error}")
+        return _reply(answer)
+
+    # -- the protocol -------------------------------------------------------------
+
+    @property
+    def in_match(self) -> bool:
+        """True while the player is in (or starting) a match."""
+        return bool(self.matches or self._starting)
+
+    async def answer(self, message: Message, received: float) -> str:
+        """The reply to one message, received at ``received`` (monotonic seconds)."""
+        match message:
+            case Info():
+                status = "busy" if self.in_match else "available"
+                info = InfoReply(name=self.player.name, status=status, species=self.player.species)
+                return render_info_reply(info)
+            case Start():
+                return await self._start(message, received)
+            case Play():
+                return await self._play(message, received)
+            case Stop():
+                return await self._stop(message, received)
+            case Abort():
+                return await self._abort(message, received)
+            case Preview():
+                return READY
+        raise ProtocolError(f"unexpected message {message!r}")
+
+    async def _start(self, message: Start, received: float) -> str:
+        if (
+            len(self.matches) + len(self._starting) >= self.max_matches
+            or message.match_id in self.matches
+            or message.match_id in self._starting
+        ):
+            return BUSY
+        self._starting.add(message.match_id)
+        try:
+            game, state = await in_thread(_load_game, message, name="player-load")
+        finally:
+            self._starting.discard(message.match_id)
+        match = PlayerMatch(
+            match_id=message.match_id,
+            role=message.role,
+            game=game,
+            start_clock=message.start_clock,
+            play_clock=message.play_clock,
+            state=state,
+            deadline=received + message.start_clock - self.reply_margin,
+        )
+        self.matches[match.match_id] = match
+        try:
+            await self._run_hook(match, self.player.start)
+        except TimeoutError:
+            log.warning("match %s: start() still thinking at the start clock", match.match_id)
+        except Exception:
+            pass  # logged by _run_hook; the match goes on
+        return READY
+
+    async def _play(self, message: Play, received: float) -> str:
+        match = self.matches.get(message.match_id)
+        if match is None:
+            return BUSY
+        match.deadline = received + match.play_clock - self.reply_margin
+        if message.moves is not None:
+            await self._advance(match, message.moves)
+        legal = await in_thread(match.game.legal_moves, match.state, match.role)
+        if not legal:
+            raise RequestRejected(f"role {match.role} has no legal move in the current state")
+        return render_move(await self._choose(match, legal))
+
+    async def _stop(self, message: Stop, received: float) -> str:
+        match = self.matches.pop(message.match_id, None)
+        if match is None:
+            return BUSY
+        match.deadline = received + match.play_clock - self.reply_margin
+        if message.moves is not None:
+            try:
+                await self._advance(match, message.moves)
+            except RequestRejected as error:
+                log.warning("match %s: %s", match.match_id, error)
+        await self._finish(match, self.player.stop)
+        return DONE
+
+    async def _abort(self, message: Abort, received: float) -> str:
+        match = self.matches.pop(message.match_id, None)
+        if match is None:
+            return BUSY
+        match.deadline = received + ABORT_BUDGET
+        await self._finish(match, self.player.abort)
+        return ABORTED
+
+    # -- helpers ------------------------------------------------------------------
+
+    async def _advance(self, match: PlayerMatch, moves: list[Any]) -> None:
+        """Apply a joint move from the server to the match's state."""
+        try:
+            state = await in_thread(match.game.next_state, match.state, moves)
+        except GdlError as error:
+            raise RequestRejected(
+                f"cannot apply the joint move {render_moves(moves)} in match "
+                f"{match.match_id}: {error}"
+            ) from None
+        match.state = state
+        match.history.append(wrap_all(moves))
+        match.step += 1
+
+    async def _choose(self, match: PlayerMatch, legal: list[Term]) -> Term:
+        """The player's move, or a random legal move if it fails or runs out of time."""
+        try:
+            chosen = await self._run_hook(match, self.player.play, match.state)
+        except TimeoutError:
+            log.warning("match %s: no move by the deadline; sending a random one", match.match_id)
+            return self._fallback_rng.choice(legal)
+        except Exception:
+            log.warning("match %s: play() failed; sending a random move", match.match_id)
+            return self._fallback_rng.choice(legal)
+        move = match_legal_move(chosen, legal) if _is_term(chosen) else None
+        if move is None:
+            log.error(
+                "match %s: play() returned %r, which is not a legal move; sending a random one",
+                match.match_id,
+                chosen,
+            )
+            return self._fallback_rng.choice(legal)
+        return move
+
+    async def _finish(self, match: PlayerMatch, hook: Any) -> None:
+        try:
+            await self._run_hook(match, hook)
+        except TimeoutError:
+            log.warning("match %s: %s() still running", match.match_id, hook.__name__)
+        except Exception:
+            pass  # logged by _run_hook
+
+    async def _run_hook(self, match: PlayerMatch, hook: Any, *args: Any) -> Any:
+        """Run a player hook in a thread, one per match at a time, until the match's deadline.
+
+        Raises :class:`TimeoutError` at the deadline; the hook itself runs on.
+        """
+
+        async def run() -> Any:
+            async with match.lock:
+                return await in_thread(hook, match, *args, name=f"player-{hook.__name__}")
+
+        task = asyncio.ensure_future(run())
+        task.add_done_callback(lambda done: _log_failure(match, hook, done))
+        return await asyncio.wait_for(asyncio.shield(task), timeout=match.time_left())
+
+
+AGENT_KEY = web.AppKey("agent", PlayerAgent)
+"""Where an agent's application keeps the agent."""
+
+
+def _load_game(message: Start) -> tuple[Game, State]:
+    """The game of a START message and its initial state (runs in a worker thread)."""
+    try:
+        game = Game(message.rules)
+    except GdlError as error:
+        raise RequestRejected(f"the rules are not valid GDL: {error}") from None
+    if message.role not in game.roles:
+        raise RequestRejected(
+            f"{message.role} is not a role of this game (roles: {', '.join(game.roles)})"
+        )
+    return game, game.initial_state()
+
+
+def _is_term(value: object) -> bool:
+    if isinstance(value, str):
+        return bool(value) and not any(char.isspace() or char in "()" for char in value)
+    return isinstance(value, tuple) and bool(value) and all(_is_term(part) for part in value)
+
+
+def _log_failure(match: PlayerMatch, hook: Any, task: asyncio.Future[Any]) -> None:
+    """Log a hook that raised, whether or not anyone still waits for it."""
+    if task.cancelled():
+        return
+    error = task.exception()
+    if error is not None:
+        log.error("match %s: %s() failed", match.match_id, hook.__name__, exc_info=error)
+
+
+def _excerpt(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[:limit] + "...")
+
+
+def _reply(body: str) -> web.Response:
+    """A 200 reply framed as GGP-Base's players frame it."""
+    return web.Response(body=body.encode("utf-8"), headers=response_headers(body))
+
+
+def _error(status: int, reason: str) -> web.Response:
+    """An error reply with the reason as plain text."""
+    headers = [("Content-Type", "text/plain; charset=utf-8"), *CORS_HEADERS]
+    return web.Response(status=status, body=reason.encode("utf-8"), headers=headers)

@@ -1,0 +1,46 @@
+"""Running blocking work off the event loop in daemon threads.
+
+Daemon threads never hold up the process at exit, so a player whose thinking
+overruns cannot keep its agent from shutting down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+def in_thread(
+    function: Callable[..., T], *args: Any, name: str = "player-work"
+) -> asyncio.Future[T]:
+    """Start ``function(*args)`` in a new daemon thread; the future settles with its outcome."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def work() -> None:
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = function(*args)
+        except BaseException as raised:  # handed over to the awaiting coroutine
+            error = raised
+        try:
+            loop.call_soon_threadsafe(_settle, future, result, error)
+        except RuntimeError:  # the event loop is gone: nobody is waiting any more
+            pass
+
+    threading.Thread(target=work, name=name, daemon=True).start()
+    return future
