@@ -19,8 +19,8 @@ from urllib.parse import unquote_plus
 
 from aiohttp import web
 
-from server.gdl import Game, GdlError, State, Term
-from server.gdl.terms import wrap_all
+from server.gdl import Game, GdlError, State
+from server.gdl.terms import Term, wrap_all
 from server.protocol import (
     ABORTED,
     BUSY,
@@ -54,6 +54,7 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 ABORT_BUDGET = 0.5
 """Seconds the ``abort`` hook may take before ``aborted`` is sent anyway."""
+
 
 class RequestRejected(Exception):
     """A well-formed message the agent cannot act on, such as rules that are not valid GDL."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from server.gdl import State, Term
+from server.gdl import State
+from server.gdl.terms import Term
 
 from .match import PlayerMatch
 

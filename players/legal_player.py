@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from server.gdl import State, Term
+from server.gdl import State
+from server.gdl.terms import Term
 
 from .base import Player
 from .match import PlayerMatch

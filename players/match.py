@@ -7,7 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.gdl import Game, State, Term
+from server.gdl import Game, State
+from server.gdl.terms import Term
 
 
 @dataclass(eq=False)

@@ -14,7 +14,8 @@ from players.legal_player import LegalPlayer
 from players.match import PlayerMatch
 from players.random_player import RandomPlayer
 from players.serve import running
-from server.gdl import Game, State, Term
+from server.gdl import Game, State
+from server.gdl.terms import Term
 from server.protocol import parse_info_reply, parse_move_reply, render_moves
 
 

@@ -10,7 +10,8 @@ from players.agent import PlayerAgent
 from players.base import Player
 from players.match import PlayerMatch
 from players.serve import running
-from server.gdl import State, Term
+from server.gdl import State
+from server.gdl.terms import Term
 
 LEFT_OPENING = {"tick", "tock"}
 
