@@ -13,12 +13,13 @@ COPY server ./server
 COPY players ./players
 RUN pip install . \
     && useradd --create-home --uid 10001 ggp \
-    && mkdir -p /var/lib/ggp/matches \
+    && mkdir -p /var/lib/ggp/matches /var/lib/ggp/keys \
     && chown -R ggp:ggp /var/lib/ggp
 
 USER ggp
 WORKDIR /home/ggp
-# Match logs; a named volume mounted here starts out owned by the ggp user.
-VOLUME ["/var/lib/ggp/matches"]
+# Match logs and the host's signing key; a named volume mounted on either starts out
+# owned by the ggp user.
+VOLUME ["/var/lib/ggp/matches", "/var/lib/ggp/keys"]
 
 CMD ["ggp", "--help"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import os
 import re
 import shlex
@@ -265,6 +266,11 @@ def test_players_publish_the_port_they_listen_on_and_probe_it() -> None:
         assert f"localhost:{port}/" in probe and "( INFO )" in probe, name
 
 
+def test_players_listen_on_every_interface_so_other_containers_reach_them() -> None:
+    for name in player_services():
+        assert service_command(name).host in ("0.0.0.0", "::"), name
+
+
 def test_published_host_ports_do_not_collide() -> None:
     host_ports = [
         str(entry).split(":")[-2]
@@ -285,6 +291,12 @@ def test_server_writes_match_logs_into_a_volume() -> None:
     args = service_command("server")
     assert args.command == "match"
     assert str(args.out) in volume_mounts(services()["server"])
+
+
+def test_server_keeps_its_signing_key_in_a_volume() -> None:
+    server = services()["server"]
+    key = Path(server["environment"]["GGP_HOST_KEY"])
+    assert str(key.parent) in volume_mounts(server)
 
 
 def test_server_waits_for_the_healthy_players_it_invites() -> None:
@@ -365,7 +377,12 @@ def test_dockerfile_copies_everything_the_package_build_needs() -> None:
     assert needed <= set(copied)
 
 
-def test_dockerfile_prepares_the_match_log_volume() -> None:
-    volumes = [args for instruction, args in dockerfile_instructions() if instruction == "VOLUME"]
-    out = str(service_command("server").out)
-    assert any(out in args for args in volumes)
+def test_dockerfile_prepares_every_volume_a_built_service_mounts() -> None:
+    """A named volume copies the image's folder (and its owner) when first mounted, so the
+    unprivileged user can write there only if the image declares the folder."""
+    declared: set[str] = set()
+    for instruction, args in dockerfile_instructions():
+        if instruction == "VOLUME":
+            declared |= set(json.loads(args) if args.startswith("[") else args.split())
+    for name in built_services():
+        assert set(volume_mounts(services()[name])) <= declared, name
