@@ -171,6 +171,10 @@ class MatchRecord(_CamelModel):
     """Per phase per role: the error behind each non-empty code of ``errors``."""
     stop_errors: list[ErrorDetail | None] | None = None
     """Per role: what went wrong with STOP or ABORT, if anything."""
+    host_public_key: str | None = None
+    """The signing host's Ed25519 public key (see :mod:`server.records.signing`)."""
+    host_signature: str | None = None
+    """The host's Ed25519 signature over the rest of the record."""
 
 
 _TOKEN_ALPHABET = string.ascii_letters + string.digits

@@ -1,0 +1,83 @@
+"""``ggp match``: one match from the command line, progress on stderr, log path last."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from server.records import load_record
+
+from .fakes import FakePlayer, counting_game
+
+
+def _environment(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "GGP_HOST_KEY": str(tmp_path / "host_key.pem")}
+
+
+async def _ggp(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server.cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    out, err = await process.communicate()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_a_match_between_bundled_players_prints_goals_then_the_log_path(
+    tmp_path: Path,
+) -> None:
+    code, out, err = await _ggp(
+        "match", "double_tictactoe_dengji", "random", "legal",
+        "--startclock", "5", "--playclock", "1", "--slack", "0.5",
+        "--seed", "4", "--out", str(tmp_path / "logs"),
+        env=_environment(tmp_path),
+    )  # fmt: skip
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    record = load_record(lines[-1])
+    assert Path(lines[-1]).parent == tmp_path / "logs"
+    assert record.goal_values is not None
+    x_goal, o_goal = record.goal_values
+    assert lines[-2] == f"goals: xplayer {x_goal}, oplayer {o_goal}"
+    assert record.is_completed and record.substitute_seed == 4
+    assert record.player_names_from_host == ["random", "legal"]
+    assert record.host_signature is not None
+    assert "step 1:" in err and "ended:" in err
+
+
+async def test_a_kif_file_and_a_player_url_work_too(tmp_path: Path) -> None:
+    rules = tmp_path / "counting.kif"
+    rules.write_text(counting_game(3))
+    async with FakePlayer(faults={2: "garbage"}) as fake:
+        code, out, err = await _ggp(
+            "match", str(rules), fake.url, "legal",
+            "--startclock", "5", "--playclock", "1", "--slack", "0.5",
+            "--policy", "first", "--no-sign", "--out", str(tmp_path),
+            env=_environment(tmp_path),
+        )  # fmt: skip
+    assert code == 0, err
+    record = load_record(out.strip().splitlines()[-1])
+    assert record.game_name == "counting"
+    assert record.errors is not None and record.errors[2] == ["IL null", ""]
+    assert record.moves[1][0] == "noop"
+    assert record.host_signature is None
+    assert "errors: left IL null" in err
+
+
+async def test_the_wrong_number_of_players_is_a_usage_error(tmp_path: Path) -> None:
+    code, out, err = await _ggp("match", "tictactoex9", "random", env=_environment(tmp_path))
+    assert code == 2 and out == ""
+    assert "2 roles (xplayer, oplayer)" in err
+
+
+async def test_an_unknown_game_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = await _ggp("match", "noSuchGame", "random", env=_environment(tmp_path))
+    assert code == 2 and "noSuchGame" in err
