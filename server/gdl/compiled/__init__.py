@@ -1,0 +1,38 @@
+"""The compiled rules engine: ground a game once with clingo, then run generated Python.
+
+Entry point: :func:`compile_engine` (or :meth:`CompiledEngine.from_rules`), which
+raises :class:`CompileError` (subclasses :class:`GroundingTooLarge` and
+:class:`GroundingTooSlow`) with a ``reason`` when the game cannot be compiled within
+the configured limits, so that the caller can fall back to the interpreter.
+"""
+
+from __future__ import annotations
+
+from ..parser import Rule
+from .engine import DEFAULT_MAX_GROUND_RULES, DEFAULT_TIME_LIMIT, CompiledEngine, Playout
+from .errors import CompileError, GroundingTooLarge, GroundingTooSlow, OutsideGroundingError
+
+
+def compile_engine(
+    rules: list[Rule],
+    *,
+    max_ground_rules: int = DEFAULT_MAX_GROUND_RULES,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> CompiledEngine:
+    """Shorthand for :meth:`CompiledEngine.from_rules`."""
+    return CompiledEngine.from_rules(
+        rules, max_ground_rules=max_ground_rules, time_limit=time_limit
+    )
+
+
+__all__ = [
+    "DEFAULT_MAX_GROUND_RULES",
+    "DEFAULT_TIME_LIMIT",
+    "CompileError",
+    "CompiledEngine",
+    "GroundingTooLarge",
+    "GroundingTooSlow",
+    "OutsideGroundingError",
+    "Playout",
+    "compile_engine",
+]

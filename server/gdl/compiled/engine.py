@@ -1,0 +1,169 @@
+"""The compiled engine: a game grounded once, then run as generated Python."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..parser import Rule
+from ..state import State
+from ..terms import RawTerm
+from .codegen import compile_network
+from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
+from .grounder import ground
+from .network import Network, build_network
+
+DEFAULT_MAX_GROUND_RULES = 300_000
+DEFAULT_TIME_LIMIT = 2.0
+
+
+@dataclass(frozen=True)
+class Playout:
+    """The end of one random playout on compact states."""
+
+    state: int
+    steps: int
+    terminal: bool
+
+
+class CompiledEngine:
+    """A GDL engine that runs a grounded, optimised and generated network.
+
+    Besides the :class:`server.gdl.engine.Engine` contract on :class:`State`, it offers
+    a fast interface on compact states (``int`` bit sets, bit ``k`` = fluent ``k``):
+    :meth:`encode`/:meth:`decode`, :meth:`legal_indices`, :meth:`next_compact`,
+    :meth:`terminal_compact`, :meth:`goals_compact` and :meth:`playout`.
+    """
+
+    name = "compiled"
+
+    def __init__(self, network: Network, namespace: dict, setup_seconds: float) -> None:
+        self.network = network
+        self.roles: list[str] = list(network.roles)
+        self.fluents = network.fluents
+        self.moves = network.moves
+        self.setup_seconds = setup_seconds
+        self.source: str = namespace["__source__"]
+        self._fluent_bit = {fluent: 1 << k for k, fluent in enumerate(network.fluents)}
+        self._move_index = [{m: j for j, m in enumerate(ms)} for ms in network.moves]
+        self._does_bits = [
+            tuple(network.does_bit(r, j) for j in range(len(ms)))
+            for r, ms in enumerate(network.moves)
+        ]
+        self._role_index = {role: r for r, role in enumerate(self.roles)}
+        self._goal_terms = [[value for value, _ in goals] for goals in network.goals]
+        self.terminal_compact: Callable[[int], bool] = namespace["terminal"]
+        self.legal_indices: Callable[[int], tuple[list[int], ...]] = namespace["legal"]
+        self._legal_role = [namespace[f"legal_{r}"] for r in range(len(self.roles))]
+        self._goals = namespace["goals"]
+        self._next = namespace["next"]
+        self._playout = namespace["playout"]
+        self.initial_compact: int = network.init_mask
+
+    @classmethod
+    def from_rules(
+        cls,
+        rules: list[Rule],
+        *,
+        max_ground_rules: int = DEFAULT_MAX_GROUND_RULES,
+        time_limit: float = DEFAULT_TIME_LIMIT,
+    ) -> CompiledEngine:
+        """Ground, optimise and generate; raises :class:`CompileError` (with ``reason``)
+        when the game cannot be compiled within ``max_ground_rules`` and ``time_limit``."""
+        start = time.perf_counter()
+        deadline = start + time_limit
+        roles = _roles(rules)
+        program = ground(rules, max_rules=max_ground_rules, deadline=deadline)
+        network = build_network(program, roles)
+        if time.perf_counter() > deadline:
+            raise GroundingTooSlow("optimising the ground network took longer than the time limit")
+        try:
+            namespace = compile_network(network)
+        except (RecursionError, MemoryError, SyntaxError) as error:
+            raise CompileError(f"the generated code does not compile ({error})") from error
+        if time.perf_counter() > deadline:
+            raise GroundingTooSlow("generating code took longer than the time limit")
+        return cls(network, namespace, time.perf_counter() - start)
+
+    # -- compact states ----------------------------------------------------------
+
+    def encode(self, state: State) -> int:
+        """The compact form of a state."""
+        bits = self._fluent_bit
+        try:
+            return sum(bits[fact] for fact in state.facts)
+        except KeyError as error:
+            raise OutsideGroundingError(f"unknown fluent {error.args[0]!r}") from None
+
+    def decode(self, compact: int) -> State:
+        """The :class:`State` of a compact state."""
+        fluents = self.fluents
+        facts = []
+        while compact:
+            low = compact & -compact
+            facts.append(fluents[low.bit_length() - 1])
+            compact ^= low
+        return State(facts)
+
+    def joint_bits(self, joint: Sequence[int]) -> int:
+        """The input bits of a joint move given as one move index per role."""
+        bits = 0
+        for r, j in enumerate(joint):
+            bits |= self._does_bits[r][j]
+        return bits
+
+    def next_compact(self, compact: int, joint: Sequence[int]) -> int:
+        """The state after a joint move given as move indices (no legality check)."""
+        return self._next(compact | self.joint_bits(joint))
+
+    def goals_compact(self, compact: int) -> list[list[RawTerm]]:
+        """Every derivable goal value of each role."""
+        terms = self._goal_terms
+        return [[terms[r][k] for k in found] for r, found in enumerate(self._goals(compact))]
+
+    def playout(self, compact: int, rng: random.Random, limit: int = 10_000) -> Playout:
+        """Play uniformly random joint moves until terminal, stuck or ``limit`` steps."""
+        state, steps, terminal = self._playout(compact, rng.random, limit)
+        return Playout(state, steps, terminal)
+
+    # -- the Engine contract -------------------------------------------------------
+
+    def initial_state(self) -> State:
+        return self.decode(self.initial_compact)
+
+    def legal_moves(self, state: State, role: str) -> list[RawTerm]:
+        r = self._role_index[role]
+        moves = self.moves[r]
+        return [moves[j] for j in self._legal_role[r](self.encode(state))]
+
+    def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
+        joint = []
+        for r, move in enumerate(moves):
+            j = self._move_index[r].get(move)
+            if j is None:
+                raise OutsideGroundingError(f"{self.roles[r]} can never play {move!r} in this game")
+            joint.append(j)
+        return self.decode(self.next_compact(self.encode(state), joint))
+
+    def is_terminal(self, state: State) -> bool:
+        return self.terminal_compact(self.encode(state))
+
+    def goal_values(self, state: State, role: str) -> list[RawTerm]:
+        r = self._role_index[role]
+        return self.goals_compact(self.encode(state))[r]
+
+
+def _roles(rules: list[Rule]) -> list[str]:
+    roles: list[str] = []
+    for rule in rules:
+        head = rule.head
+        if isinstance(head, tuple) and head[0] == "role" and len(head) == 2 and not rule.body:
+            if not isinstance(head[1], str) or head[1].startswith("?"):
+                raise CompileError(f"a role must be a constant: {rule}")
+            if head[1] not in roles:
+                roles.append(head[1])
+    if not roles:
+        raise CompileError("the game declares no role")
+    return roles

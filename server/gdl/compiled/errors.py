@@ -1,0 +1,29 @@
+"""Why a game could not be compiled, or a term the compiled engine does not know."""
+
+from __future__ import annotations
+
+from ..errors import GdlError
+
+
+class CompileError(GdlError):
+    """The game cannot be compiled; ``reason`` says why (the caller may fall back)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"cannot compile the game: {reason}")
+
+
+class GroundingTooLarge(CompileError):
+    """The ground program exceeds the configured number of ground rules."""
+
+
+class GroundingTooSlow(CompileError):
+    """Grounding, optimising or generating code exceeded the configured time limit."""
+
+
+class OutsideGroundingError(GdlError):
+    """A fluent or move that no reachable state of the grounded game contains.
+
+    The compiled engine only knows the terms its grounding found reachable; states
+    and moves built by the engine itself never raise this.
+    """

@@ -1,0 +1,97 @@
+"""Ground a GDL game with clingo: every rule instantiated over every reachable state.
+
+The result is a propositional program: numbered atoms, some of them named by a GDL
+sentence, and rules ``head :- body`` whose body literals are atom numbers (negative
+for ``not``). Facts that clingo proved are reported separately; clingo has already
+folded them out of the rule bodies.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import clingo
+
+from ..parser import Rule
+from ..terms import RawTerm
+from .asp import KEYWORD_PREDICATES, RelationKey, Translator, decode_symbol
+from .errors import CompileError, GroundingTooLarge, GroundingTooSlow
+
+READ_BACK = frozenset(KEYWORD_PREDICATES.values())
+
+
+@dataclass
+class GroundProgram:
+    """What clingo produced: named atoms, facts, open inputs and rules."""
+
+    names: dict[int, tuple[RelationKey, tuple[RawTerm, ...]]] = field(default_factory=dict)
+    facts: list[tuple[RelationKey, tuple[RawTerm, ...]]] = field(default_factory=list)
+    choices: set[int] = field(default_factory=set)
+    rules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+
+
+class _Collector:
+    """A clingo observer that records the ground program and enforces the caps."""
+
+    def __init__(self, max_rules: int, deadline: float) -> None:
+        self.max_rules = max_rules
+        self.deadline = deadline
+        self.choices: set[int] = set()
+        self.rules: list[tuple[int, tuple[int, ...]]] = []
+        self.symbols: list[tuple[clingo.Symbol, int]] = []
+
+    def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
+        if choice:
+            self.choices.update(head)
+            return
+        if len(head) != 1:
+            raise CompileError("the ground program has a rule without a single head")
+        self.rules.append((head[0], tuple(body)))
+        if len(self.rules) > self.max_rules:
+            raise GroundingTooLarge(f"more than {self.max_rules} ground rules")
+        if len(self.rules) & 1023 == 0 and time.perf_counter() > self.deadline:
+            raise GroundingTooSlow("grounding took longer than the time limit")
+
+    def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
+        raise CompileError("the ground program has a weight rule")
+
+    def output_atom(self, symbol: clingo.Symbol, atom: int) -> None:
+        self.symbols.append((symbol, atom))
+
+
+def ground(rules: list[Rule], *, max_rules: int, deadline: float) -> GroundProgram:
+    """Ground the rules, or raise :class:`CompileError` with the reason."""
+    translator = Translator()
+    text = translator.program(rules)
+    messages: list[str] = []
+
+    def log(_code: clingo.MessageCode, message: str) -> None:
+        messages.append(message.strip())
+
+    collector = _Collector(max_rules, deadline)
+    control = clingo.Control(["--warn=none"], logger=log, message_limit=5)
+    control.register_observer(collector)  # type: ignore[arg-type]
+    try:
+        control.add("base", [], text)
+        control.ground([("base", [])])
+    except CompileError:
+        raise
+    except RuntimeError as error:
+        detail = messages[0].splitlines() if messages else [str(error)]
+        raise CompileError("the grounder refused the rules: " + " ".join(detail)) from error
+    if time.perf_counter() > deadline:
+        raise GroundingTooSlow("grounding took longer than the time limit")
+
+    program = GroundProgram(choices=collector.choices, rules=collector.rules)
+    keys = translator.keys_by_predicate
+    for symbol, atom in collector.symbols:
+        name = symbol.name
+        key = keys[name]
+        # only the GDL keyword relations are read back; the others keep no arguments
+        args = tuple(decode_symbol(arg) for arg in symbol.arguments) if name in READ_BACK else ()
+        if atom == 0:
+            program.facts.append((key, args))
+        else:
+            program.names[atom] = (key, args)
+    return program

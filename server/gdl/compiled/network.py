@@ -1,0 +1,416 @@
+"""The ground game as an optimised propositional network.
+
+Inputs are bits: fluent ``k`` of the state is bit ``k``; move ``j`` of role ``r`` is
+bit ``does_base[r] + j``. Every other atom is computed from rule bodies
+(:class:`Body`) that test input bits with masks and other atoms by number.
+
+Optimisations applied here, on the ground program clingo returns:
+
+- constant folding: atoms proved true or impossible are removed from every body and
+  rules that can never fire are dropped, repeatedly until nothing changes;
+- dead-code removal: only atoms that ``legal``, ``goal``, ``terminal`` or ``next``
+  need are kept;
+- does-grouping: rule bodies that differ only in the move of one role merge into one
+  set-membership test (one mask: "this role plays one of these moves").
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ..terms import RawTerm, sort_key
+from .errors import CompileError
+from .grounder import GroundProgram
+
+TRUE_KEY = ("true", 1, True)
+DOES_KEY = ("does", 2, True)
+NEXT_KEY = ("next", 1, True)
+LEGAL_KEY = ("legal", 2, True)
+GOAL_KEY = ("goal", 2, True)
+TERMINAL_KEY = ("terminal", 0, False)
+INIT_KEY = ("init", 1, True)
+ROLE_KEY = ("role", 1, True)
+
+
+class Body(NamedTuple):
+    """A conjunction: input bits that must be on/off, masks of which at least one
+    bit must be on, and atoms that must be true/false."""
+
+    pos_in: int = 0
+    neg_in: int = 0
+    any_of: tuple[int, ...] = ()
+    pos: tuple[int, ...] = ()
+    neg: tuple[int, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (self.pos_in or self.neg_in or self.any_of or self.pos or self.neg)
+
+
+Output = int | bool
+"""An output is an atom number, or a constant when folding decided it."""
+
+
+@dataclass
+class Network:
+    """The optimised ground network of one game."""
+
+    roles: list[str]
+    fluents: list[RawTerm]
+    moves: list[list[RawTerm]]
+    does_base: list[int]
+    init_mask: int
+    rules: dict[int, list[Body]]
+    order: list[list[int]]
+    recursive: set[int]
+    does_dependent: set[int]
+    legal: list[list[tuple[int, Output]]]
+    goals: list[list[tuple[RawTerm, Output]]]
+    terminal: Output
+    next: list[tuple[int, Output]]
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_inputs(self) -> int:
+        return self.does_base[-1] + len(self.moves[-1]) if self.moves else len(self.fluents)
+
+    def does_bit(self, role: int, move: int) -> int:
+        return 1 << (self.does_base[role] + move)
+
+
+def build_network(program: GroundProgram, roles: list[str]) -> Network:
+    """Turn clingo's ground program into an optimised network, or raise CompileError."""
+    names = program.names
+    fluent_atoms: dict[RawTerm, int] = {}
+    does_atoms: dict[tuple[RawTerm, RawTerm], int] = {}
+    for atom, (key, args) in names.items():
+        if key == TRUE_KEY:
+            if atom not in program.choices:
+                raise CompileError("a rule derives 'true'")
+            fluent_atoms[args[0]] = atom
+        elif key == DOES_KEY:
+            if atom not in program.choices:
+                raise CompileError("a rule derives 'does'")
+            does_atoms[(args[0], args[1])] = atom
+    if any(key == INIT_KEY for key, _ in names.values()):
+        raise CompileError("'init' depends on something other than static facts")
+
+    fluents = sorted(fluent_atoms, key=sort_key)
+    role_index = {role: index for index, role in enumerate(roles)}
+    moves: list[list[RawTerm]] = [[] for _ in roles]
+    for role, move in does_atoms:
+        if role in role_index:
+            moves[role_index[role]].append(move)
+    for role_moves in moves:
+        role_moves.sort(key=sort_key)
+    does_base = []
+    offset = len(fluents)
+    for role_moves in moves:
+        does_base.append(offset)
+        offset += len(role_moves)
+
+    input_bit: dict[int, int] = {}
+    for index, fluent in enumerate(fluents):
+        input_bit[fluent_atoms[fluent]] = 1 << index
+    for r, role_moves in enumerate(moves):
+        for j, move in enumerate(role_moves):
+            input_bit[does_atoms[(roles[r], move)]] = 1 << (does_base[r] + j)
+    ignored_inputs = {atom for atom in does_atoms.values() if atom not in input_bit}
+
+    does_role: dict[int, int] = {}
+    for r, role_moves in enumerate(moves):
+        for move in role_moves:
+            does_role[does_atoms[(roles[r], move)]] = r
+    raw_rules: dict[int, list[Body]] = defaultdict(list)
+    # does-grouping while reading: bodies that differ only in one role's move merge
+    grouped: dict[tuple, int] = {}
+    for head, literals in program.rules:
+        if head in input_bit or head in ignored_inputs:
+            raise CompileError("a rule derives 'true' or 'does'")
+        moves_in_body = [lit for lit in literals if lit in does_role]
+        if len(moves_in_body) == 1 and len(literals) > 1:
+            rest = tuple(sorted(lit for lit in literals if lit != moves_in_body[0]))
+            group = (head, does_role[moves_in_body[0]], rest)
+            grouped[group] = grouped.get(group, 0) | input_bit[moves_in_body[0]]
+            continue
+        parsed = _body(literals, input_bit, ignored_inputs)
+        raw_rules[head]
+        if parsed is not None:
+            raw_rules[head].append(parsed)
+    for (head, _, rest), mask in grouped.items():
+        parsed = _body(rest, input_bit, ignored_inputs)
+        raw_rules[head]
+        if parsed is None:
+            continue
+        if mask & (mask - 1) == 0:
+            parsed = parsed._replace(pos_in=parsed.pos_in | mask)
+        else:
+            parsed = parsed._replace(any_of=(mask,))
+        if not parsed.pos_in & parsed.neg_in:
+            raw_rules[head].append(parsed)
+
+    values = _fold_constants(raw_rules)
+    rules = {atom: bodies for atom, bodies in raw_rules.items() if atom not in values}
+
+    def output(atom: int) -> Output:
+        return values.get(atom, atom) if atom in raw_rules else False
+
+    init_mask = 0
+    fluent_index = {fluent: index for index, fluent in enumerate(fluents)}
+    legal: list[list[tuple[int, Output]]] = [[] for _ in roles]
+    goals: list[list[tuple[RawTerm, Output]]] = [[] for _ in roles]
+    terminal: Output = False
+    nexts: list[tuple[int, Output]] = []
+    move_index = [{move: j for j, move in enumerate(role_moves)} for role_moves in moves]
+
+    def add(key: tuple, args: tuple, value: Output) -> None:
+        nonlocal init_mask, terminal
+        if value is False:
+            return
+        if key == LEGAL_KEY and args[0] in role_index:
+            r = role_index[args[0]]
+            legal[r].append((move_index[r][args[1]], value))
+        elif key == GOAL_KEY and args[0] in role_index:
+            goals[role_index[args[0]]].append((args[1], value))
+        elif key == TERMINAL_KEY:
+            terminal = value
+        elif key == NEXT_KEY:
+            nexts.append((fluent_index[args[0]], value))
+        elif key == INIT_KEY:
+            if args[0] in fluent_index:
+                init_mask |= 1 << fluent_index[args[0]]
+
+    for key, args in program.facts:
+        add(key, args, True)
+    for atom, (key, args) in names.items():
+        if key not in (TRUE_KEY, DOES_KEY):
+            add(key, args, output(atom))
+    for role_legal in legal:
+        role_legal.sort(key=lambda item: item[0])
+    for role_goals in goals:
+        role_goals.sort(key=lambda item: sort_key(item[0]))
+    nexts.sort(key=lambda item: item[0])
+
+    outputs = [value for role_legal in legal for _, value in role_legal]
+    outputs += [value for role_goals in goals for _, value in role_goals]
+    outputs += [terminal] + [value for _, value in nexts]
+    needed = _needed(rules, [value for value in outputs if not isinstance(value, bool)])
+    rules = {atom: _group_does(rules[atom], moves, does_base) for atom in needed}
+    order, recursive = _components(rules)
+
+    does_mask = ((1 << sum(len(m) for m in moves)) - 1) << len(fluents)
+    does_dependent: set[int] = set()
+    for component in order:
+        for atom in component:
+            for body in rules[atom]:
+                if (body.pos_in | body.neg_in) & does_mask or any(
+                    mask & does_mask for mask in body.any_of
+                ):
+                    does_dependent.add(atom)
+                elif any(a in does_dependent for a in body.pos + body.neg):
+                    does_dependent.add(atom)
+        if recursive & set(component) and does_dependent & set(component):
+            does_dependent.update(component)
+    state_outputs = [value for role_legal in legal for _, value in role_legal]
+    state_outputs += [value for role_goals in goals for _, value in role_goals] + [terminal]
+    if any(value in does_dependent for value in state_outputs if not isinstance(value, bool)):
+        raise CompileError("'legal', 'goal' or 'terminal' depends on 'does'")
+
+    return Network(
+        roles=roles,
+        fluents=fluents,
+        moves=moves,
+        does_base=does_base,
+        init_mask=init_mask,
+        rules=rules,
+        order=order,
+        recursive=recursive,
+        does_dependent=does_dependent,
+        legal=legal,
+        goals=goals,
+        terminal=terminal,
+        next=nexts,
+        stats={
+            "ground_rules": len(program.rules),
+            "atoms": len(rules),
+            "bodies": sum(len(bodies) for bodies in rules.values()),
+            "fluents": len(fluents),
+            "moves": sum(len(m) for m in moves),
+        },
+    )
+
+
+def _body(literals: tuple[int, ...], input_bit: dict[int, int], ignored: set[int]) -> Body | None:
+    """A clingo rule body as a :class:`Body`; None when it can never hold."""
+    pos_in = neg_in = 0
+    pos: list[int] = []
+    neg: list[int] = []
+    for literal in literals:
+        atom = abs(literal)
+        bit = input_bit.get(atom)
+        if bit is not None:
+            if literal > 0:
+                pos_in |= bit
+            else:
+                neg_in |= bit
+        elif atom in ignored:
+            if literal > 0:
+                return None
+        elif literal > 0:
+            pos.append(atom)
+        else:
+            neg.append(atom)
+    if pos_in & neg_in:
+        return None
+    return Body(pos_in, neg_in, (), tuple(sorted(set(pos))), tuple(sorted(set(neg))))
+
+
+def _fold_constants(rules: dict[int, list[Body]]) -> dict[int, bool]:
+    """Decide every atom whose value does not depend on the inputs; simplify bodies."""
+    values: dict[int, bool] = {}
+    users: dict[int, set[int]] = defaultdict(set)
+    for head, bodies in rules.items():
+        for body in bodies:
+            for atom in body.pos + body.neg:
+                users[atom].add(head)
+    pending = set(rules)
+    for atom in list(users):
+        if atom not in rules:
+            values[atom] = False
+    while pending:
+        head = pending.pop()
+        if head in values:
+            continue
+        simplified: list[Body] = []
+        decided: bool | None = None
+        for body in rules[head]:
+            if any(values.get(a) is False for a in body.pos) or any(
+                values.get(a) is True for a in body.neg
+            ):
+                continue
+            if any(a in values for a in body.pos + body.neg):
+                body = Body(
+                    body.pos_in,
+                    body.neg_in,
+                    body.any_of,
+                    tuple(a for a in body.pos if a not in values),
+                    tuple(a for a in body.neg if a not in values),
+                )
+            if body.is_empty():
+                decided = True
+                break
+            simplified.append(body)
+        if decided is None and not simplified:
+            decided = False
+        if decided is None:
+            rules[head] = simplified
+            continue
+        values[head] = decided
+        pending.update(user for user in users[head] if user not in values)
+    return values
+
+
+def _needed(rules: dict[int, list[Body]], roots: list[int]) -> list[int]:
+    """Every atom the roots depend on."""
+    seen: set[int] = set()
+    stack = [root for root in roots if root in rules]
+    while stack:
+        atom = stack.pop()
+        if atom in seen:
+            continue
+        seen.add(atom)
+        for body in rules[atom]:
+            stack.extend(a for a in body.pos + body.neg if a not in seen)
+    return sorted(seen)
+
+
+def _group_does(bodies: list[Body], moves: list[list[RawTerm]], does_base: list[int]) -> list[Body]:
+    """Merge bodies that differ only in the move of one role into one membership test."""
+    bodies = list(dict.fromkeys(bodies))
+    for r, role_moves in enumerate(moves):
+        role_mask = ((1 << len(role_moves)) - 1) << does_base[r]
+        groups: dict[Body, int] = {}
+        rest: list[Body] = []
+        for body in bodies:
+            own = body.pos_in & role_mask
+            if own and own & (own - 1) == 0 and not body.neg_in & role_mask:
+                key = Body(body.pos_in & ~own, body.neg_in, body.any_of, body.pos, body.neg)
+                groups[key] = groups.get(key, 0) | own
+            else:
+                rest.append(body)
+        merged = []
+        for key, mask in groups.items():
+            if mask & (mask - 1) == 0:
+                merged.append(Body(key.pos_in | mask, key.neg_in, key.any_of, key.pos, key.neg))
+            else:
+                any_of = tuple(sorted((*key.any_of, mask)))
+                merged.append(Body(key.pos_in, key.neg_in, any_of, key.pos, key.neg))
+        bodies = merged + rest
+    return bodies
+
+
+def _components(rules: dict[int, list[Body]]) -> tuple[list[list[int]], set[int]]:
+    """Strongly connected components, dependencies first; checks stratification."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    order: list[list[int]] = []
+    counter = 0
+
+    def successors(atom: int) -> list[int]:
+        return sorted({a for body in rules[atom] for a in body.pos + body.neg if a in rules})
+
+    for root in sorted(rules):
+        if root in index:
+            continue
+        work = [(root, iter(successors(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            atom, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(successors(child))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[atom] = min(low[atom], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[atom])
+            if low[atom] == index[atom]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == atom:
+                        break
+                order.append(sorted(component))
+
+    recursive: set[int] = set()
+    for component in order:
+        members = set(component)
+        cyclic = len(component) > 1 or any(
+            component[0] in body.pos + body.neg for body in rules[component[0]]
+        )
+        if not cyclic:
+            continue
+        for atom in component:
+            for body in rules[atom]:
+                if members.intersection(body.neg):
+                    raise CompileError("the rules are not stratified (recursion through 'not')")
+        recursive |= members
+    return order, recursive
