@@ -1,0 +1,222 @@
+"""Check an engine against reference traces (states, legal moves, goals, probes).
+
+A folder holds ``games/<name>.kif`` and ``traces/<name>.json``; the trace format is
+GGP-Base's, as described in the shared conformance corpus: seeded random playouts
+with the state, legal moves, terminal flag and goals at every step, plus illegal
+joint moves ("probes") that must be refused.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GdlError, GdlValidationError, IllegalMoveError
+from .game import Game
+from .parser import parse_term
+from .state import State
+from .terms import RawTerm, to_ggp
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """The outcome for one game."""
+
+    name: str
+    passed: bool
+    detail: str
+    seconds: float
+
+    def line(self) -> str:
+        verdict = "passed" if self.passed else "FAILED"
+        return f"{self.name}: {verdict} ({self.detail}) [{self.seconds:.2f} s]"
+
+
+class Mismatch(Exception):
+    """The first difference between the engine and the reference."""
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _reference_flagged(trace: dict) -> str | None:
+    """What the reference validator said against the game, if anything."""
+    report = trace.get("static_validator") or {}
+    result = str(report.get("result", "ok"))
+    if result != "ok":
+        return result
+    for warning in report.get("warnings", []):
+        if "arity" in warning:
+            return warning
+    return None
+
+
+class _Terms:
+    """Parses reference strings once."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, RawTerm] = {}
+
+    def __call__(self, text: str) -> RawTerm:
+        term = self.cache.get(text)
+        if term is None:
+            term = self.cache[text] = parse_term(text)
+        return term
+
+    def set(self, texts: list[str]) -> set[RawTerm]:
+        return {self(text) for text in texts}
+
+
+def _difference(what: str, ours: set[RawTerm], theirs: set[RawTerm]) -> str:
+    missing = sorted(to_ggp(t) for t in theirs - ours)[:5]
+    extra = sorted(to_ggp(t) for t in ours - theirs)[:5]
+    return f"{what} differ: missing {missing}, extra {extra}"
+
+
+def _check_step(game: Game, state: State, step: dict, terms: _Terms, where: str) -> None:
+    reference_state = terms.set(step["state"])
+    if set(state.facts) != reference_state:
+        raise Mismatch(f"{where}: " + _difference("states", set(state.facts), reference_state))
+    terminal = game.is_terminal(state)
+    if terminal != step["terminal"]:
+        raise Mismatch(f"{where}: terminal is {terminal}, reference says {step['terminal']}")
+    for role, moves in step["legal"].items():
+        ours = set(game.engine.legal_moves(state, role))
+        theirs = terms.set(moves)
+        if ours != theirs:
+            raise Mismatch(f"{where}: " + _difference(f"legal moves of {role}", ours, theirs))
+    goals = game.defined_goals(state)
+    if "goals" in step:
+        expected = step["goals"]
+        if step["terminal"] or "goals_undefined" in step:
+            if goals != expected:
+                raise Mismatch(f"{where}: goals {goals}, reference {expected}")
+        elif any(goals.get(role) != value for role, value in expected.items()):
+            raise Mismatch(f"{where}: goals {goals}, reference {expected}")
+    elif not step["terminal"] and len(goals) == len(game.roles):
+        raise Mismatch(f"{where}: goals {goals} defined, reference has some undefined")
+
+
+def check_trace(game: Game, trace: dict) -> str:
+    """Replay every playout and probe of ``trace``; raise :class:`Mismatch` on a difference."""
+    terms = _Terms()
+    if game.roles != trace["roles"]:
+        raise Mismatch(f"roles {game.roles}, reference {trace['roles']}")
+    initial = game.initial_state()
+    if set(initial.facts) != terms.set(trace["init"]):
+        raise Mismatch(_difference("initial states", set(initial.facts), terms.set(trace["init"])))
+    visited: dict[tuple[int, int], State] = {}
+    transitions = 0
+    for number, playout in enumerate(trace["playouts"]):
+        state = initial
+        for index, step in enumerate(playout["steps"]):
+            where = f"playout {number} step {index}"
+            _check_step(game, state, step, terms, where)
+            visited[(number, index)] = state
+            if "joint" in step:
+                joint = [terms(move) for move in step["joint"]]
+                try:
+                    state = game.next_state(state, joint)
+                except IllegalMoveError as error:
+                    raise Mismatch(f"{where}: reference joint move refused: {error}") from error
+                transitions += 1
+    probes = trace.get("probes", [])
+    for probe in probes:
+        where = f"probe at playout {probe['playout']} step {probe['step']}"
+        state = visited.get((probe["playout"], probe["step"]))
+        if state is None:
+            raise Mismatch(f"{where}: no such step in the trace")
+        try:
+            game.next_state(state, [terms(move) for move in probe["joint"]])
+        except IllegalMoveError:
+            continue
+        raise Mismatch(f"{where}: illegal joint move {probe['joint']} was accepted")
+    return f"{len(trace['playouts'])} playouts, {transitions} transitions, {len(probes)} probes"
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _Timeout()
+
+
+def run_game(task: tuple[str, str, str, float]) -> GameResult:
+    """Check one game (runs in a worker process, with a time limit)."""
+    name, game_path, trace_path, limit = task[0], task[1], task[2], task[3]
+    engine = task[4] if len(task) > 4 else "interpreter"  # type: ignore[misc]
+    started = time.perf_counter()
+
+    def result(passed: bool, detail: str) -> GameResult:
+        return GameResult(name, passed, detail, time.perf_counter() - started)
+
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        trace = json.loads(Path(trace_path).read_text(encoding="utf-8"))
+        try:
+            game = Game.from_file(game_path, engine=engine)
+        except GdlValidationError as error:
+            flagged = _reference_flagged(trace)
+            summary = error.problems[0] if error.problems else str(error)
+            if flagged:
+                return result(
+                    True,
+                    f"refused as invalid GDL, as the reference validator flagged it: {summary}",
+                )
+            return result(False, f"refused as invalid GDL: {summary}")
+        except GdlError as error:
+            return result(False, f"could not load: {error}")
+        try:
+            return result(True, check_trace(game, trace))
+        except Mismatch as mismatch:
+            return result(False, str(mismatch))
+        except GdlError as error:
+            return result(False, f"engine error: {error}")
+    except _Timeout:
+        return result(False, f"time limit of {limit:g} s exceeded")
+    except RecursionError:
+        return result(False, "recursion too deep")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def find_traces(folder: Path, names: list[str] | None = None) -> list[tuple[str, Path, Path]]:
+    """``(name, game file, trace file)`` for every trace in ``folder/traces``."""
+    traces = folder / "traces"
+    if not traces.is_dir():
+        raise FileNotFoundError(f"{folder} has no traces/ folder")
+    found = []
+    for trace in sorted(traces.glob("*.json")):
+        name = trace.stem
+        if names and name not in names:
+            continue
+        found.append((name, folder / "games" / f"{name}.kif", trace))
+    return found
+
+
+def run(
+    folder: Path,
+    *,
+    names: list[str] | None = None,
+    jobs: int = 1,
+    limit: float = 120.0,
+    engine: str = "interpreter",
+) -> Iterator[GameResult]:
+    """Check every trace of ``folder``, yielding results in name order."""
+    tasks = [
+        (name, str(game), str(trace), limit, engine)
+        for name, game, trace in find_traces(folder, names)
+    ]
+    # Longest traces first keeps the workers busy until the end.
+    tasks.sort(key=lambda task: -Path(task[2]).stat().st_size)
+    if jobs <= 1:
+        results = [run_game(task) for task in tasks]  # type: ignore[arg-type]
+    else:
+        with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=8) as pool:
+            results = pool.map(run_game, tasks, chunksize=1)  # type: ignore[arg-type]
+    yield from sorted(results, key=lambda result: result.name)

@@ -1,0 +1,162 @@
+"""The one public door to the rules: :class:`Game`, in the spirit of python-chess."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .engine import Engine
+from .errors import GdlError, GoalError, IllegalMoveError
+from .parser import Rule, parse_gdl, parse_term
+from .state import State
+from .terms import RawTerm, Term, to_kif, unwrap, wrap, wrap_all
+
+log = logging.getLogger(__name__)
+
+ENGINES = ("auto", "interpreter", "compiled")
+
+
+def _as_term(move: object) -> RawTerm:
+    """Accept a term, or KIF text such as ``"(mark 1 2)"``."""
+    if isinstance(move, tuple):
+        return unwrap(move)
+    if isinstance(move, str):
+        text = str.__str__(move)
+        if "(" in text or text != text.strip() or " " in text:
+            return parse_term(text)
+        return text
+    raise TypeError(f"a move must be a term or KIF text, not {type(move).__name__}")
+
+
+class Game:
+    """A game loaded from GDL: roles, states, legal moves, transitions and goals.
+
+    >>> game = Game.from_text(rules_text)            # doctest: +SKIP
+    >>> state = game.initial_state()                 # doctest: +SKIP
+    >>> game.legal_moves(state, game.roles[0])       # doctest: +SKIP
+    """
+
+    def __init__(
+        self, rules: Iterable[Rule], *, validate: bool = True, engine: str = "auto"
+    ) -> None:
+        self.rules: list[Rule] = list(rules)
+        if validate:
+            from .validator import check
+
+            check(self.rules)
+        self.engine: Engine = self._choose_engine(engine)
+        self.roles: list[str] = list(self.engine.roles)
+
+    def _choose_engine(self, engine: str) -> Engine:
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+        from .interpreter import Interpreter
+
+        if engine == "interpreter":
+            return Interpreter(self.rules)
+        try:
+            from .compiled import compile_engine
+        except ImportError:
+            if engine == "compiled":
+                raise
+            return Interpreter(self.rules)
+        try:
+            return compile_engine(self.rules)
+        except GdlError as reason:
+            if engine == "compiled":
+                raise
+            log.info("using the interpreter: %s", reason)
+            return Interpreter(self.rules)
+
+    # -- loading ----------------------------------------------------------------------
+
+    @classmethod
+    def from_text(cls, text: str, **options: object) -> Game:
+        """Load a game from GDL text."""
+        return cls(parse_gdl(text), **options)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_file(cls, path: str | Path, **options: object) -> Game:
+        """Load a game from a ``.kif`` file."""
+        return cls.from_text(Path(path).read_text(encoding="utf-8"), **options)
+
+    # -- playing ----------------------------------------------------------------------
+
+    def initial_state(self) -> State:
+        """The state the game starts in."""
+        return self.engine.initial_state()
+
+    def legal_moves(self, state: State, role: str) -> list[Term]:
+        """The role's legal moves in ``state``, in a deterministic order."""
+        self._check_role(role)
+        return wrap_all(self.engine.legal_moves(state, role))
+
+    def is_legal(self, state: State, role: str, move: object) -> bool:
+        """Whether ``move`` (a term or KIF text) is legal for ``role`` in ``state``."""
+        self._check_role(role)
+        return _as_term(move) in self.engine.legal_moves(state, role)
+
+    def next_state(self, state: State, moves: Sequence[object]) -> State:
+        """The state after every role plays its move (in role order).
+
+        Raises :class:`IllegalMoveError` when a move is not legal.
+        """
+        if len(moves) != len(self.roles):
+            raise GdlError(
+                f"expected {len(self.roles)} moves (one per role: {', '.join(self.roles)}), "
+                f"got {len(moves)}"
+            )
+        joint = [_as_term(move) for move in moves]
+        for role, move in zip(self.roles, joint, strict=True):
+            legal = self.engine.legal_moves(state, role)
+            if move not in legal:
+                raise IllegalMoveError(role, to_kif(move), [to_kif(m) for m in legal])
+        return self.engine.next_state(state, joint)
+
+    def is_terminal(self, state: State) -> bool:
+        """Whether the game is over in ``state``."""
+        return self.engine.is_terminal(state)
+
+    def goal(self, state: State, role: str) -> int | None:
+        """The role's goal value, or None when it has no unique integer goal."""
+        self._check_role(role)
+        values = self.engine.goal_values(state, role)
+        if len(values) != 1 or not isinstance(values[0], str):
+            return None
+        try:
+            return int(values[0])
+        except ValueError:
+            return None
+
+    def goals(self, state: State) -> dict[str, int]:
+        """Every role's goal value; raises :class:`GoalError` if one is not unique."""
+        result: dict[str, int] = {}
+        for role in self.roles:
+            value = self.goal(state, role)
+            if value is None:
+                found = [to_kif(v) for v in self.engine.goal_values(state, role)]
+                detail = "no goal value" if not found else f"goal values {', '.join(found)}"
+                raise GoalError(f"role {role} has no unique goal in this state ({detail})")
+            result[role] = value
+        return result
+
+    def defined_goals(self, state: State) -> dict[str, int]:
+        """The goal values of the roles whose goal is uniquely defined."""
+        result: dict[str, int] = {}
+        for role in self.roles:
+            value = self.goal(state, role)
+            if value is not None:
+                result[role] = value
+        return result
+
+    def parse_term(self, text: str) -> Term:
+        """Read a move or fluent written in KIF, e.g. ``(mark 1 2)``."""
+        return wrap(parse_term(text))
+
+    def _check_role(self, role: str) -> None:
+        if role not in self.roles:
+            raise GdlError(f"unknown role {role!r}; roles are {', '.join(self.roles)}")
+
+    def __repr__(self) -> str:
+        return f"<Game roles={self.roles} engine={self.engine.name}>"

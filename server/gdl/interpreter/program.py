@@ -1,0 +1,253 @@
+"""Analyse a rule set: disjunctions expanded, relations grouped into strata and layers.
+
+A relation is named by its *key*: the bare name for a proposition (``terminal``),
+``(name, arity)`` for a compound atom. ``p`` and ``(p)`` are different relations,
+as in GGP-Base.
+
+Every relation falls into one layer, computed at a different moment:
+
+- ``static``: depends on neither ``true`` nor ``does`` (computed once per game);
+- ``state``: depends on ``true`` but not on ``does`` (computed once per state);
+- ``move``: depends on ``does`` (computed once per joint move).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+
+from ..errors import GdlError
+from ..parser import Rule
+from ..terms import RawTerm
+
+RelationKey = Hashable
+TRUE_KEY: RelationKey = ("true", 1)
+DOES_KEY: RelationKey = ("does", 2)
+INPUT_KEYS = (TRUE_KEY, DOES_KEY)
+MAX_DISJUNCT_EXPANSION = 4096
+
+
+def relation_key(atom: RawTerm) -> RelationKey:
+    """The relation an atomic sentence belongs to."""
+    if isinstance(atom, str):
+        return atom
+    return (atom[0], len(atom) - 1)
+
+
+def relation_args(atom: RawTerm) -> tuple:
+    """The arguments of an atomic sentence (``()`` for a proposition)."""
+    if isinstance(atom, str):
+        return ()
+    return atom[1:]
+
+
+def key_name(key: RelationKey) -> str:
+    """Human-readable ``name/arity`` for messages."""
+    if isinstance(key, str):
+        return key
+    return f"{key[0]}/{key[1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class FlatRule:
+    """A rule without disjunctions: literals are atoms, ``not``, ``distinct``."""
+
+    head: RawTerm
+    body: tuple[RawTerm, ...]
+    source: Rule
+
+    @property
+    def head_key(self) -> RelationKey:
+        return relation_key(self.head)
+
+
+def literal_atom(literal: RawTerm) -> tuple[bool, RawTerm | None]:
+    """``(positive, atom)`` for a sentence literal; ``atom`` is None for distinct."""
+    if isinstance(literal, tuple) and literal[0] == "not":
+        inner = literal[1]
+        if isinstance(inner, tuple) and inner[0] == "distinct":
+            return False, None
+        return False, inner
+    if isinstance(literal, tuple) and literal[0] == "distinct":
+        return True, None
+    return True, literal
+
+
+def _alternatives(literal: RawTerm) -> list[RawTerm]:
+    if isinstance(literal, tuple) and literal[0] == "or":
+        result: list[RawTerm] = []
+        for branch in literal[1:]:
+            result.extend(_alternatives(branch))
+        return result
+    return [literal]
+
+
+def expand_disjunctions(rules: Iterable[Rule]) -> list[FlatRule]:
+    """Split every rule with ``or`` into one rule per combination of branches."""
+    flat: list[FlatRule] = []
+    for rule in rules:
+        choices = [_alternatives(literal) for literal in rule.body]
+        count = 1
+        for options in choices:
+            count *= len(options)
+        if count > MAX_DISJUNCT_EXPANSION:
+            raise GdlError(f"{rule.where}: too many disjunct combinations ({count}) in {rule}")
+        for body in itertools.product(*choices):
+            flat.append(FlatRule(rule.head, tuple(body), rule))
+    return flat
+
+
+@dataclass(slots=True)
+class Component:
+    """A strongly connected component of the dependency graph: one stratum step."""
+
+    index: int
+    keys: frozenset[RelationKey]
+    rules: list[FlatRule]
+    layer: str
+    recursive: bool
+    depends_on: set[int] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class Program:
+    """Rules grouped into components in evaluation order."""
+
+    rules: list[FlatRule]
+    components: list[Component]
+    component_of: dict[RelationKey, int]
+    layer_of: dict[RelationKey, str]
+
+    def closure(self, keys: Iterable[RelationKey]) -> list[int]:
+        """Components needed to compute ``keys``, in evaluation order."""
+        needed: set[int] = set()
+        stack = [self.component_of[key] for key in keys if key in self.component_of]
+        while stack:
+            index = stack.pop()
+            if index in needed:
+                continue
+            needed.add(index)
+            stack.extend(self.components[index].depends_on)
+        return sorted(needed)
+
+
+def _dependencies(rule: FlatRule) -> Iterable[tuple[RelationKey, bool]]:
+    for literal in rule.body:
+        positive, atom = literal_atom(literal)
+        if atom is not None:
+            yield relation_key(atom), positive
+
+
+def _strongly_connected(
+    nodes: list[RelationKey], edges: dict[RelationKey, set[RelationKey]]
+) -> list[list[RelationKey]]:
+    """Tarjan's algorithm, iterative; components come out dependencies first."""
+    index_of: dict[RelationKey, int] = {}
+    low: dict[RelationKey, int] = {}
+    on_stack: set[RelationKey] = set()
+    stack: list[RelationKey] = []
+    result: list[list[RelationKey]] = []
+    counter = 0
+    for root in nodes:
+        if root in index_of:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()), key=repr)))]
+        index_of[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index_of:
+                    index_of[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ()), key=repr))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index_of[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index_of[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                result.append(component)
+    return result
+
+
+def analyse(rules: Iterable[Rule]) -> Program:
+    """Expand disjunctions, find strata and layers."""
+    flat = expand_disjunctions(rules)
+    rules_by_head: dict[RelationKey, list[FlatRule]] = {}
+    edges: dict[RelationKey, set[RelationKey]] = {}
+    negative: set[tuple[RelationKey, RelationKey]] = set()
+    nodes: list[RelationKey] = []
+    seen: set[RelationKey] = set()
+
+    def note(key: RelationKey) -> None:
+        if key not in seen:
+            seen.add(key)
+            nodes.append(key)
+
+    for rule in flat:
+        head = rule.head_key
+        if head in INPUT_KEYS:
+            raise GdlError(f"{rule.source.where}: '{key_name(head)}' cannot be the head of a rule")
+        note(head)
+        rules_by_head.setdefault(head, []).append(rule)
+        for key, positive in _dependencies(rule):
+            note(key)
+            edges.setdefault(head, set()).add(key)
+            if not positive:
+                negative.add((head, key))
+
+    groups = _strongly_connected(nodes, edges)
+    component_of: dict[RelationKey, int] = {}
+    for number, group in enumerate(groups):
+        for key in group:
+            component_of[key] = number
+
+    layer_of: dict[RelationKey, str] = {}
+    components: list[Component] = []
+    rank = {"static": 0, "state": 1, "move": 2}
+    for number, group in enumerate(groups):
+        keys = frozenset(group)
+        member_rules = [rule for key in group for rule in rules_by_head.get(key, [])]
+        depends: set[int] = set()
+        layer = "static"
+        recursive = len(group) > 1
+        for key in group:
+            if key == TRUE_KEY:
+                layer = max(layer, "state", key=rank.__getitem__)
+            elif key == DOES_KEY:
+                layer = "move"
+            for child in edges.get(key, ()):
+                if child in keys:
+                    recursive = True
+                    if (key, child) in negative:
+                        raise GdlError(
+                            f"negation is not stratified: {key_name(key)} depends negatively "
+                            f"on {key_name(child)} within a recursive cycle"
+                        )
+                else:
+                    depends.add(component_of[child])
+                    layer = max(layer, layer_of[child], key=rank.__getitem__)
+        for key in group:
+            layer_of[key] = layer
+        components.append(Component(number, keys, member_rules, layer, recursive, depends))
+
+    return Program(flat, components, component_of, layer_of)
