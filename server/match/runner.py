@@ -239,7 +239,9 @@ class MatchRunner:
 
         After :meth:`abort` the record comes back marked aborted.  If the task is
         cancelled from outside, ABORT is still sent and recorded, then the
-        cancellation goes on.
+        cancellation goes on.  An error of the rules (such as a role without a
+        legal move) aborts the match with the reason ``error``; an unexpected
+        exception does too, and is then raised.
         """
         self._task = asyncio.current_task()
         started = time.monotonic()
@@ -252,6 +254,11 @@ class MatchRunner:
                 raise
             if self._task is not None:
                 self._task.uncancel()
+        except Exception as error:
+            if not self._ended:
+                log.exception("match %s failed", self.match_id)
+                await self._abort_players(EndReason.ERROR, f"the server failed: {error!r}")
+            raise
         finally:
             self.stats.total_seconds = time.monotonic() - started
         return self.record

@@ -179,3 +179,16 @@ async def test_scrambling_hides_the_symbols_on_the_wire_and_the_log_keeps_the_tr
     assert record.moves == [["noop", "noop"]] * 3
     assert record.states[-1] == "( ( count 3 ) )"
     assert plays[1].moves is not None and plays[1].moves[0] != "noop"
+
+
+async def test_rules_that_leave_a_role_without_a_move_abort_the_match_with_an_error() -> None:
+    game = Game.from_text(
+        "(role stuck) (init on) (<= (legal stuck go) (true off)) (<= (next on) (true on))"
+        " (<= terminal (true off)) (goal stuck 0)"
+    )
+    async with FakePlayer() as stuck:
+        record = await MatchRunner(game, [Player("Stuck", stuck.url)], QUICK).run()
+        last = stuck.messages[-1]
+    assert record.is_aborted and record.end_reason is EndReason.ERROR
+    assert "no legal move" in (record.end_message or "")
+    assert type(last).__name__ == "Abort"
