@@ -194,7 +194,6 @@ class MatchRunner:
             start_time=_now_ms(),
             is_completed=False,
             is_aborted=False,
-            errors=[],
             preview_clock=-1,
             start_clock=self.config.start_clock,
             play_clock=self.config.play_clock,
@@ -534,7 +533,8 @@ class MatchRunner:
     # -- helpers ------------------------------------------------------------------------
 
     def _append_phase(self, phase: _Phase) -> None:
-        assert self.record.errors is not None
+        if self.record.errors is None:  # GGP-Base writes no errors key before the first phase
+            self.record.errors = []
         self.record.errors.append(phase.codes)
         assert self.record.error_details is not None
         self.record.error_details.append(phase.details)
