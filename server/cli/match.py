@@ -67,6 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-sign", action="store_true", help="do not sign the finished log with the host key"
     )
+    from .key import add_key_file_argument
+
+    add_key_file_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -158,10 +161,10 @@ async def _run(args: argparse.Namespace, game: Any, game_name: str, specs: list[
         print(f"ggp match: {error}", file=sys.stderr)
         return EXIT_NOT_COMPLETED
     path = writer.path_for(record.match_id)
-    if not args.no_sign and record.is_completed:
-        from server.records.signing import sign_record_file
+    if not args.no_sign and path.exists():
+        from server.records.signing import load_or_create_host_key, sign_record_file
 
-        sign_record_file(path)
+        sign_record_file(path, load_or_create_host_key(args.key_file))
     if record.goal_values is not None:
         goals = ", ".join(
             f"{role} {goal}" for role, goal in zip(game.roles, record.goal_values, strict=True)

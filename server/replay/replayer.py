@@ -256,7 +256,8 @@ class _Replayer:
     def check_shape(self) -> None:
         record = self.record
         moves = len(record.moves)
-        if len(record.states) != moves + 1:
+        ended_before_the_first_state = not moves and not record.states
+        if len(record.states) != moves + 1 and not ended_before_the_first_state:
             self.problem(
                 min(len(record.states), moves + 1),
                 ProblemKind.MALFORMED,
