@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import OTHER_SERVER_LOG, SHARED
+from replay_paths import OTHER_SERVER_LOG, SHARED
 
 from server.cli import main
 from server.replay import Outcome, replay_file
