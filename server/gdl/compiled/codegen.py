@@ -1,10 +1,14 @@
-"""Generate straight-line Python from a :class:`Network`.
+"""Generate straight-line Python from a :class:`Plan`.
 
 The state is an ``int`` whose bit ``k`` is fluent ``k``; during ``next`` the input
-``X`` is the state with the bits of the joint move added. Each derived atom becomes
-a local variable computed in dependency order, or, when it is used only once, an
-expression inlined where it is used (so ``and``/``or`` short-circuit over it). A
-recursive component becomes a loop that runs until no atom changes.
+``X`` is the state with the bits of the joint move added. Gates become local
+variables computed in dependency order; a gate read only once is inlined where it
+is read (so ``and``/``or`` short-circuit over it); a recursive component becomes a
+loop that runs until no gate changes. Outputs that share a literal (``legal`` moves
+that all need ``(true (control white))``) are nested under one ``if`` on it.
+
+``playout`` runs whole random playouts incrementally: gate values live across steps,
+and a region's gates are recomputed only when the last move changed a bit of it.
 """
 
 from __future__ import annotations
@@ -12,230 +16,338 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from .network import Body, Network, Output
+from .plan import Conj, Gate, Lit, Plan
 
 Ref = Callable[[int], str]
-"""Gives the expression that reads an atom."""
+"""Gives the expression that reads a gate."""
 
-MAX_INLINE_DEPTH = 30
+MAX_INLINE_DEPTH = 25
 """Deeper expressions are stored in variables (CPython limits nesting)."""
 
+MAX_NESTING = 20
+"""Deepest nesting of ``if`` blocks when outputs share literals."""
 
-class Emitter:
-    """Writes code that computes atoms of one network."""
 
-    def __init__(self, network: Network) -> None:
-        self.network = network
-        self.position: dict[int, int] = {}
-        self.component: dict[int, list[int]] = {}
-        for index, component in enumerate(network.order):
-            for atom in component:
-                self.position[atom] = index
-                self.component[atom] = component
+def _indent(lines: list[str], level: int = 1) -> list[str]:
+    pad = "    " * level
+    return [pad + line for line in lines]
 
-    def compute(
-        self, roots: list[int], var: str, available: set[int], root_uses: Counter
-    ) -> tuple[list[str], dict[int, str], set[int]]:
-        """Lines computing ``roots``; returns the lines, an expression for each root and
-        the atoms left in variables (available to later blocks)."""
-        rules = self.network.rules
-        needed: set[int] = set()
-        stack = [root for root in roots if root not in available]
+
+def conj_code(conj: Conj, var: str, ref: Ref) -> str:
+    """A conjunction of literals as a Python condition."""
+    pos = neg = 0
+    parts: list[str] = []
+    late: list[str] = []
+    for kind, value in sorted(conj):
+        if kind == "p":
+            pos |= value
+        elif kind == "n":
+            neg |= value
+        elif kind == "a":
+            parts.append(f"{var} & {value}")
+        elif kind == "g":
+            late.append(ref(value))
+        else:
+            late.append("not " + ref(value))
+    mask = pos | neg
+    if mask:
+        if not neg and pos & (pos - 1) == 0:
+            first = f"{var} & {pos}"
+        elif not pos:
+            first = f"not {var} & {neg}"
+        else:
+            first = f"{var} & {mask} == {pos}"
+        parts.insert(0, first)
+    parts += late
+    return " and ".join(parts) if parts else "True"
+
+
+def or_code(bodies: list[Conj], var: str, ref: Ref) -> str:
+    """A disjunction of conjunctions, with the literals common to all pulled out."""
+    if not bodies:
+        return "False"
+    if len(bodies) == 1:
+        return conj_code(bodies[0], var, ref)
+    common = frozenset.intersection(*bodies)
+    if common:
+        residual = [body - common for body in bodies]
+        if any(not body for body in residual):
+            return conj_code(common, var, ref)
+        inner = " or ".join(conj_code(body, var, ref) for body in residual)
+        return f"{conj_code(common, var, ref)} and ({inner})"
+    return " or ".join(conj_code(body, var, ref) for body in bodies)
+
+
+def _gate_refs(conjs: list[Conj]) -> list[int]:
+    return [v for c in conjs for k, v in c if k in ("g", "!")]
+
+
+class GateWriter:
+    """Writes the code that computes a set of gates."""
+
+    def __init__(self, plan: Plan, var: str, incremental: bool) -> None:
+        self.plan = plan
+        self.var = var
+        self.incremental = incremental
+        self.inlined: dict[int, str] = {}
+        self.depth: dict[int, int] = {}
+
+    def ref(self, gid: int) -> str:
+        if gid in self.inlined:
+            return "(" + self.inlined[gid] + ")"
+        return f"g{gid}"
+
+    def closure(self, roots: list[int], within: set[int]) -> set[int]:
+        seen: set[int] = set()
+        stack = [r for r in roots if r in within]
         while stack:
-            atom = stack.pop()
-            if atom in needed or atom in available:
+            gid = stack.pop()
+            if gid in seen:
                 continue
-            needed.add(atom)
-            for body in rules[atom]:
-                stack.extend(a for a in body.pos + body.neg if a not in needed)
-        uses: Counter = Counter(root_uses)
-        for atom in needed:
-            for body in rules[atom]:
-                for a in body.pos + body.neg:
-                    uses[a] += 1
-        exprs: dict[int, str] = {}
-        depth: dict[int, int] = {}
-        assigned = set(available)
-        lines: list[str] = []
-
-        def ref(atom: int) -> str:
-            if atom in exprs:
-                return "(" + exprs[atom] + ")"
-            return f"a{atom}"
-
-        def body_depth(bodies: list[Body]) -> int:
-            return 1 + max(
-                (depth.get(a, 0) for body in bodies for a in body.pos + body.neg), default=0
+            seen.add(gid)
+            stack.extend(
+                v for v in _gate_refs(self.plan.gates[gid].bodies) if v in within and v not in seen
             )
+        return seen
 
+    def write(self, gate_ids: set[int], outside_uses: Counter, regional: bool) -> list[str]:
+        """Lines computing the gates; ``outside_uses`` counts reads by output code."""
+        gates = self.plan.gates
+        uses = Counter(outside_uses)
+        for gid in gate_ids:
+            for v in _gate_refs(gates[gid].bodies):
+                uses[v] += 1
+        users: dict[int, int] = {}
+        for gid in gate_ids:
+            for v in _gate_refs(gates[gid].bodies):
+                users[v] = gid
+        ordered = sorted(gate_ids, key=lambda g: (gates[g].order, g))
+        blocks: dict[int, list[str]] = {}
+        global_lines: list[str] = []
         done: set[int] = set()
-        for atom in sorted(needed, key=self.position.__getitem__):
-            if atom in done:
+        for gid in ordered:
+            if gid in done:
                 continue
-            if atom in self.network.recursive:
-                members = [a for a in self.component[atom] if a in needed]
-                lines.extend(self._fixpoint(members, var, ref))
-                assigned.update(members)
+            gate = gates[gid]
+            region = gate.region if regional else -1
+            target = blocks.setdefault(region, []) if region >= 0 else global_lines
+            if gate.component:
+                members = [m for m in gate.component if m in gate_ids]
                 done.update(members)
+                lines = self._fixpoint(members)
+                if self.incremental and region < 0:
+                    lines = [f"if ch & {gate.support}:"] + _indent(lines)
+                target.extend(lines)
                 continue
-            done.add(atom)
-            expr = self.atom_expr(rules[atom], var, ref)
-            level = body_depth(rules[atom])
-            if uses[atom] == 1 and level < MAX_INLINE_DEPTH:
-                exprs[atom] = expr
-                depth[atom] = level
+            done.add(gid)
+            expr = or_code(gate.bodies, self.var, self.ref)
+            level = 1 + max((self.depth.get(v, 0) for v in _gate_refs(gate.bodies)), default=0)
+            user = users.get(gid)
+            same_place = (
+                user is not None
+                and outside_uses[gid] == 0
+                and (gates[user].region if regional else -1) == region
+                and not gates[user].component
+            ) or (user is None and region < 0)
+            if uses[gid] == 1 and same_place and level < MAX_INLINE_DEPTH:
+                self.inlined[gid] = expr
+                self.depth[gid] = level
+                continue
+            line = f"g{gid} = {expr}"
+            if self.incremental and region < 0 and len(gate.bodies) > 1:
+                target.extend([f"if ch & {gate.support}:", "    " + line])
             else:
-                lines.append(f"a{atom} = {expr}")
-                assigned.add(atom)
-        return lines, {root: ref(root) for root in roots}, assigned
-
-    def atom_expr(self, bodies: list[Body], var: str, ref: Ref) -> str:
-        if not bodies:
-            return "False"
-        return " or ".join(self.body_expr(body, var, ref) for body in bodies)
-
-    @staticmethod
-    def body_expr(body: Body, var: str, ref: Ref) -> str:
-        parts = []
-        mask = body.pos_in | body.neg_in
-        if mask:
-            if not body.neg_in and mask & (mask - 1) == 0:
-                parts.append(f"{var} & {mask}")
-            elif not body.pos_in:
-                parts.append(f"not {var} & {mask}")
+                target.append(line)
+        out: list[str] = []
+        for region in sorted(blocks):
+            if self.incremental:
+                out.append(f"if ch & {self.plan.regions[region]}:")
+                out.extend(_indent(blocks[region]))
             else:
-                parts.append(f"{var} & {mask} == {body.pos_in}")
-        parts.extend(f"{var} & {any_mask}" for any_mask in body.any_of)
-        parts.extend(ref(a) for a in body.pos)
-        parts.extend("not " + ref(a) for a in body.neg)
-        return " and ".join(parts) if parts else "True"
+                out.extend(blocks[region])
+        return out + global_lines
 
-    def _fixpoint(self, members: list[int], var: str, ref: Ref) -> list[str]:
-        rules = self.network.rules
-        lines = [" = ".join(f"a{a}" for a in members) + " = False", "while True:"]
+    def _fixpoint(self, members: list[int]) -> list[str]:
+        gates = self.plan.gates
+        lines = [" = ".join(f"g{m}" for m in members) + " = False", "while True:"]
         lines.append("    _changed = False")
-        for atom in members:
-            expr = self.atom_expr(rules[atom], var, ref)
-            lines.append(f"    if not a{atom} and ({expr}):")
-            lines.append(f"        a{atom} = True")
+        for gid in members:
+            expr = or_code(gates[gid].bodies, self.var, self.ref)
+            lines.append(f"    if not g{gid} and ({expr}):")
+            lines.append(f"        g{gid} = True")
             lines.append("        _changed = True")
         lines.append("    if not _changed:")
         lines.append("        break")
         return lines
 
 
-def _atoms(values: list[Output]) -> list[int]:
-    return [v for v in values if not isinstance(v, bool)]
+def items_code(
+    items: list[tuple[Conj | None, str]], var: str, ref: Ref, depth: int = 0
+) -> list[str]:
+    """Actions under their conditions, nesting the literals that many share."""
+    lines: list[str] = []
+    remaining = [(c if c is not None else frozenset(), a) for c, a in items]
+    while remaining:
+        counts = Counter(lit for conj, _ in remaining for lit in sorted(conj))
+        best: tuple[Lit, int] | None = None
+        if depth < MAX_NESTING:
+            for lit, count in counts.items():
+                if count >= 2 and (best is None or count > best[1]):
+                    best = (lit, count)
+        if best is None:
+            for conj, action in remaining:
+                if conj:
+                    lines.append(f"if {conj_code(conj, var, ref)}:")
+                    lines.append(f"    {action}")
+                else:
+                    lines.append(action)
+            break
+        lit = best[0]
+        group = [(conj - {lit}, a) for conj, a in remaining if lit in conj]
+        remaining = [(conj, a) for conj, a in remaining if lit not in conj]
+        lines.append(f"if {conj_code(frozenset({lit}), var, ref)}:")
+        lines.extend(_indent(items_code(group, var, ref, depth + 1)))  # type: ignore[arg-type]
+    return lines
 
 
-def _indent(lines: list[str], level: int) -> list[str]:
-    pad = "    " * level
-    return [pad + line for line in lines]
-
-
-def generate(network: Network) -> str:
-    """The source of a module defining terminal, legal, legal_<r>, goals, next, playout."""
-    emitter = Emitter(network)
+def generate(plan: Plan) -> str:
+    """The module source: terminal, legal, legal_<r>, goals, next and playout."""
+    network = plan.network
+    roles = list(range(len(network.roles)))
     out: list[str] = []
-    roles = range(len(network.roles))
 
     def function(name: str, args: str, body: list[str]) -> None:
         out.append(f"def {name}({args}):")
-        out.extend(_indent(body, 1))
+        out.extend(_indent(body))
         out.append("")
 
-    # terminal
-    lines, exprs, _ = emitter.compute(
-        _atoms([network.terminal]), "s", set(), Counter(_atoms([network.terminal]))
-    )
-    function("terminal", "s", lines + [f"return bool({_output(network.terminal, exprs)})"])
+    def conjs(values: list[Conj | None | bool]) -> list[Conj]:
+        return [v for v in values if isinstance(v, frozenset)]
 
-    # legal (all roles, and one role at a time)
-    def legal_lines(
-        role_list: list[int], var: str, available: set[int]
-    ) -> tuple[list[str], set[int]]:
-        outputs = [v for r in role_list for _, v in network.legal[r]]
-        lines, exprs, assigned = emitter.compute(
-            _atoms(outputs), var, available, Counter(_atoms(outputs))
-        )
+    def state_block(
+        writer: GateWriter, roots: list[Conj], within: set[int] | None = None
+    ) -> list[str]:
+        pool = plan.state_gates if within is None else within
+        needed = writer.closure(_gate_refs(roots), pool)
+        return writer.write(needed, Counter(_gate_refs(roots)), regional=writer.incremental)
+
+    def legal_lines(writer: GateWriter, role_list: list[int], sort: bool) -> list[str]:
+        lines: list[str] = []
         for r in role_list:
             lines.append(f"L{r} = []")
-            for j, value in network.legal[r]:
-                if value is True:
-                    lines.append(f"L{r}.append({j})")
-                else:
-                    lines.append(f"if {exprs[value]}:")
-                    lines.append(f"    L{r}.append({j})")
-        return lines, assigned
-
-    lines, _ = legal_lines(list(roles), "s", set())
-    function("legal", "s", lines + ["return (" + "".join(f"L{r}, " for r in roles) + ")"])
-    for r in roles:
-        lines, _ = legal_lines([r], "s", set())
-        function(f"legal_{r}", "s", lines + [f"return L{r}"])
-
-    # goals: indices into network.goals[r]
-    outputs = [v for r in roles for _, v in network.goals[r]]
-    lines, exprs, _ = emitter.compute(_atoms(outputs), "s", set(), Counter(_atoms(outputs)))
-    for r in roles:
-        lines.append(f"G{r} = []")
-        for k, (_, value) in enumerate(network.goals[r]):
-            if value is True:
-                lines.append(f"G{r}.append({k})")
-            else:
-                lines.append(f"if {exprs[value]}:")
-                lines.append(f"    G{r}.append({k})")
-    function("goals", "s", lines + ["return (" + "".join(f"G{r}, " for r in roles) + ")"])
-
-    # next
-    def next_lines(var: str, available: set[int]) -> list[str]:
-        outputs = [v for _, v in network.next]
-        lines, exprs, assigned = emitter.compute(
-            _atoms(outputs), var, available, Counter(_atoms(outputs))
-        )
-        constant = sum(1 << k for k, value in network.next if value is True)
-        lines.append(f"n = {constant}")
-        for k, value in network.next:
-            if value is not True:
-                lines.append(f"if {exprs[value]}:")
-                lines.append(f"    n |= {1 << k}")
+            items = [(c, f"L{r}.append({j})") for c, j in plan.legal[r]]
+            lines.extend(items_code(items, writer.var, writer.ref))
+            if sort:
+                lines.append(f"L{r}.sort()")
         return lines
 
-    function("next", "X", next_lines("X", set()) + ["return n"])
+    # terminal
+    writer = GateWriter(plan, "s", incremental=False)
+    roots = conjs([plan.terminal])
+    lines = state_block(writer, roots)
+    function("terminal", "s", lines + [f"return bool({_cond(plan.terminal, writer)})"])
 
-    # playout: the whole loop in one function, nothing recomputed within a step
-    body = ["steps = 0", "while steps < limit:"]
-    t_lines, t_exprs, t_assigned = emitter.compute(
-        _atoms([network.terminal]), "s", set(), Counter(_atoms([network.terminal]))
+    # legal
+    legal_roots = [c for r in roles for c, _ in plan.legal[r] if isinstance(c, frozenset)]
+    writer = GateWriter(plan, "s", incremental=False)
+    lines = state_block(writer, legal_roots) + legal_lines(writer, roles, sort=True)
+    function("legal", "s", lines + ["return (" + "".join(f"L{r}, " for r in roles) + ")"])
+    for r in roles:
+        writer = GateWriter(plan, "s", incremental=False)
+        role_roots = [c for c, _ in plan.legal[r] if isinstance(c, frozenset)]
+        lines = state_block(writer, role_roots) + legal_lines(writer, [r], sort=True)
+        function(f"legal_{r}", "s", lines + [f"return L{r}"])
+
+    # goals (all gates, since goal atoms are not state gates of the playout)
+    goal_roots = [c for r in roles for c, _ in plan.goals[r] if isinstance(c, frozenset)]
+    writer = GateWriter(plan, "s", incremental=False)
+    all_state = set(plan.gates) - plan.next_gates
+    lines = state_block(writer, goal_roots, all_state)
+    for r in roles:
+        lines.append(f"G{r} = []")
+        items = [(c, f"G{r}.append({k})") for c, k in plan.goals[r]]
+        lines.extend(items_code(items, "s", writer.ref))
+        lines.append(f"G{r}.sort()")
+    function("goals", "s", lines + ["return (" + "".join(f"G{r}, " for r in roles) + ")"])
+
+    # next, given X = state | move bits and the move indices
+    assert plan.next is not None
+    tables = plan.next
+    args = "X, " + ", ".join(f"m{r}" for r in roles)
+    writer = GateWriter(plan, "X", incremental=False)
+    general_roots = [body for body, _ in tables.general]
+    lines = state_block(writer, general_roots, set(plan.gates))
+    lines += _next_lines(plan, writer, roles, "X", f"(X & {(1 << len(network.fluents)) - 1})")
+    function("next", args, lines + ["return n"])
+
+    # the playout loop
+    body = ["ch = -1", "steps = 0", "while steps < limit:"]
+    state_writer = GateWriter(plan, "s", incremental=True)
+    roots = conjs([plan.terminal]) + legal_roots + general_roots
+    # state gates that next-part gates read must stay variables: count them twice
+    from_next = [
+        v
+        for g in plan.next_gates
+        for v in _gate_refs(plan.gates[g].bodies)
+        if v in plan.state_gates
+    ]
+    needed = state_writer.closure(_gate_refs(roots) + from_next, plan.state_gates)
+    loop = state_writer.write(needed, Counter(_gate_refs(roots) + from_next * 2), regional=True)
+    loop.append(f"if {_cond(plan.terminal, state_writer)}:")
+    loop.append("    return s, steps, True")
+    loop += legal_lines(state_writer, roles, sort=False)
+    loop.append("if " + " or ".join(f"not L{r}" for r in roles) + ":")
+    loop.append("    return s, steps, False")
+    for r in roles:
+        loop.append(f"m{r} = L{r}[int(rnd() * len(L{r}))]")
+    loop.append("X = s | " + " | ".join(f"D{r}[m{r}]" for r in roles))
+    next_writer = GateWriter(plan, "X", incremental=False)
+    loop += next_writer.write(
+        next_writer.closure(_gate_refs(general_roots), plan.next_gates),
+        Counter(_gate_refs(general_roots)),
+        regional=False,
     )
-    body += _indent(t_lines, 1)
-    body.append(f"    if {_output(network.terminal, t_exprs)}:")
-    body.append("        return s, steps, True")
-    l_lines, l_assigned = legal_lines(list(roles), "s", t_assigned)
-    body += _indent(l_lines, 1)
-    body.append("    if " + " or ".join(f"not L{r}" for r in roles) + ":")
-    body.append("        return s, steps, False")
-    picks = " | ".join(f"D{r}[L{r}[int(rnd() * len(L{r}))]]" for r in roles)
-    body.append(f"    X = s | {picks}")
-    body += _indent(next_lines("X", l_assigned), 1)
-    body += ["    s = n", "    steps += 1", "return s, steps, False"]
+    loop += _next_lines(plan, next_writer, roles, "X", "s")
+    loop += ["ch = s ^ n", "s = n", "steps += 1"]
+    body += _indent(loop)
+    body.append("return s, steps, False")
     function("playout", "s, rnd, limit", body)
     return "\n".join(out)
 
 
-def _output(value: Output, exprs: dict[int, str]) -> str:
+def _next_lines(
+    plan: Plan, writer: GateWriter, roles: list[int], var: str, state: str
+) -> list[str]:
+    tables = plan.next
+    assert tables is not None
+    keep = " | ".join(f"K{r}[m{r}]" for r in roles)
+    sets = " | ".join(f"S{r}[m{r}]" for r in roles)
+    lines = [f"n = {state} & ({tables.persist} | {keep}) | {sets} | {tables.constant}"]
+    items: list[tuple[Conj | None, str]] = [(body, f"n |= {bit}") for body, bit in tables.general]
+    lines += items_code(items, var, writer.ref)
+    return lines
+
+
+def _cond(value: Conj | None | bool, writer: GateWriter) -> str:
+    if value is None:
+        return "True"
     if isinstance(value, bool):
         return str(value)
-    return exprs[value]
+    return conj_code(value, writer.var, writer.ref)
 
 
-def compile_network(network: Network) -> dict[str, object]:
+def compile_plan(plan: Plan) -> dict[str, object]:
     """Generate, compile and run the module; returns its namespace."""
-    source = generate(network)
-    namespace: dict[str, object] = {
-        f"D{r}": tuple(network.does_bit(r, j) for j in range(len(network.moves[r])))
-        for r in range(len(network.roles))
-    }
-    namespace["__source__"] = source
+    network = plan.network
+    assert plan.next is not None
+    source = generate(plan)
+    namespace: dict[str, object] = {"__source__": source}
+    for r in range(len(network.roles)):
+        namespace[f"D{r}"] = tuple(network.does_bit(r, j) for j in range(len(network.moves[r])))
+        namespace[f"K{r}"] = tuple(plan.next.keep[r])
+        namespace[f"S{r}"] = tuple(plan.next.sets[r])
     exec(compile(source, "<compiled game>", "exec"), namespace)
     return namespace
+
+
+__all__ = ["Gate", "compile_plan", "generate"]

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm
-from .codegen import compile_network
+from .codegen import compile_plan
 from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
 from .grounder import ground
 from .network import Network, build_network
+from .plan import build_plan
 
 DEFAULT_MAX_GROUND_RULES = 300_000
 DEFAULT_TIME_LIMIT = 2.0
@@ -80,7 +81,7 @@ class CompiledEngine:
         if time.perf_counter() > deadline:
             raise GroundingTooSlow("optimising the ground network took longer than the time limit")
         try:
-            namespace = compile_network(network)
+            namespace = compile_plan(build_plan(network))
         except (RecursionError, MemoryError, SyntaxError) as error:
             raise CompileError(f"the generated code does not compile ({error})") from error
         if time.perf_counter() > deadline:
@@ -116,7 +117,7 @@ class CompiledEngine:
 
     def next_compact(self, compact: int, joint: Sequence[int]) -> int:
         """The state after a joint move given as move indices (no legality check)."""
-        return self._next(compact | self.joint_bits(joint))
+        return self._next(compact | self.joint_bits(joint), *joint)
 
     def goals_compact(self, compact: int) -> list[list[RawTerm]]:
         """Every derivable goal value of each role."""

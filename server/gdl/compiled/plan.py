@@ -1,0 +1,403 @@
+"""Plan the generated code: gates, regions of the state, and next-state tables.
+
+A *gate* is a value the generated code keeps in a local variable: a derived atom of
+the network, or a sub-expression worth sharing. Its bodies are conjunctions of
+literals (:data:`Lit`). Every gate has a *support*: the state bits it depends on,
+directly or through other gates.
+
+Incremental evaluation rests on *regions*: small groups of state bits (a board of
+nine-board tic-tac-toe, say) found by joining the bits that small gates read
+together. A gate whose support lies in one region is recomputed only when a move
+changed a bit of that region; the playout loop keeps every gate's value from one
+step to the next.
+
+The next state is computed mostly with masks: a fluent that persists
+(``next(f) :- true(f)``), that a move sets, or that persists unless a move says
+otherwise comes from per-move tables (``n = s & (PERSIST | K[m]) | S[m]``); only the
+remaining rule bodies are generated as code.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .network import Body, Network, Output
+
+Lit = tuple[str, int]
+"""A literal: ``("p", bit)`` input bit on, ``("n", bit)`` input bit off,
+``("a", mask)`` at least one bit of the mask on, ``("g", gate)`` gate true,
+``("!", gate)`` gate false."""
+
+Conj = frozenset[Lit]
+
+REGION_MIN = 8
+"""Regions grow up to max(REGION_MIN, 2 * sqrt(number of fluents)) bits."""
+
+SPLIT_MIN = 4
+"""An OR gate with at least this many bodies is split by region."""
+
+
+@dataclass
+class Gate:
+    """One value of the generated code."""
+
+    id: int
+    bodies: list[Conj]
+    support: int = 0
+    order: float = 0.0
+    region: int = -1
+    component: list[int] | None = None  # members of a recursive component
+
+    @property
+    def name(self) -> str:
+        return f"g{self.id}"
+
+
+@dataclass
+class NextTables:
+    """The mask part of the next state, per role and move."""
+
+    persist: int
+    constant: int
+    keep: list[list[int]]
+    sets: list[list[int]]
+    general: list[tuple[Conj, int]]
+
+
+@dataclass
+class Plan:
+    """Everything the code generator needs."""
+
+    network: Network
+    gates: dict[int, Gate] = field(default_factory=dict)
+    regions: list[int] = field(default_factory=list)
+    legal: list[list[tuple[Conj | None, int]]] = field(default_factory=list)
+    goals: list[list[tuple[Conj | None, int]]] = field(default_factory=list)
+    terminal: Conj | None | bool = False
+    next: NextTables | None = None
+    next_gates: set[int] = field(default_factory=set)
+    state_gates: set[int] = field(default_factory=set)
+
+    def uses(self, gate_ids: set[int]) -> Counter:
+        """How often each gate is read by the bodies of the given gates."""
+        count: Counter = Counter()
+        for gid in gate_ids:
+            for body in self.gates[gid].bodies:
+                for kind, value in body:
+                    if kind in ("g", "!"):
+                        count[value] += 1
+        return count
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low)
+        mask ^= low
+    return out
+
+
+def body_literals(body: Body) -> Conj:
+    """A network body as a set of literals."""
+    lits: list[Lit] = [("p", bit) for bit in _bits(body.pos_in)]
+    lits += [("n", bit) for bit in _bits(body.neg_in)]
+    lits += [("a", mask) for mask in body.any_of]
+    lits += [("g", atom) for atom in body.pos]
+    lits += [("!", atom) for atom in body.neg]
+    return frozenset(lits)
+
+
+def merge_single_bits(bodies: list[Conj]) -> list[Conj]:
+    """Bodies that differ only in one required input bit become one any-of test."""
+    groups: dict[Conj, int] = {}
+    rest: list[Conj] = []
+    for body in bodies:
+        singles = [lit for lit in body if lit[0] == "p"]
+        if len(singles) == 1:
+            key = body - {singles[0]}
+            groups[key] = groups.get(key, 0) | singles[0][1]
+        else:
+            rest.append(body)
+    for key, mask in groups.items():
+        kind = "p" if mask & (mask - 1) == 0 else "a"
+        rest.append(key | {(kind, mask)})
+    return list(dict.fromkeys(rest))
+
+
+def build_plan(network: Network) -> Plan:
+    """Gates for every atom, outputs as literal sets, regions and next-state tables."""
+    plan = Plan(network)
+    fluent_mask = (1 << len(network.fluents)) - 1
+    position = {atom: i for i, comp in enumerate(network.order) for atom in comp}
+    for component in network.order:
+        recursive = len(component) > 1 or component[0] in network.recursive
+        for atom in component:
+            bodies = merge_single_bits([body_literals(b) for b in network.rules[atom]])
+            plan.gates[atom] = Gate(
+                atom,
+                bodies,
+                order=position[atom],
+                component=component if recursive else None,
+            )
+    next_id = max(plan.gates, default=0) + 1
+
+    # supports, dependencies first
+    for component in network.order:
+        support = 0
+        for atom in component:
+            for body in plan.gates[atom].bodies:
+                support |= _support(body, plan.gates, fluent_mask)
+        for atom in component:
+            plan.gates[atom].support = support
+
+    def output(value: Output) -> Conj | None | bool:
+        if isinstance(value, bool):
+            return None if value else False
+        return frozenset({("g", value)})
+
+    plan.terminal = output(network.terminal)
+
+    def item(value: Output) -> Conj | None:
+        """An output the network never folds to false: None stands for always."""
+        return None if isinstance(value, bool) else frozenset({("g", value)})
+
+    plan.legal = [[(item(v), j) for j, v in role_legal] for role_legal in network.legal]
+    plan.goals = [
+        [(item(v), k) for k, (_, v) in enumerate(role_goals)] for role_goals in network.goals
+    ]
+
+    # inline the gate of each legal output into the output itself
+    def unfold(conj: Conj | None) -> list[Conj]:
+        if conj is None:
+            return [frozenset()]
+        ((_, atom),) = tuple(conj)
+        return list(plan.gates[atom].bodies)
+
+    shared: dict[frozenset[Conj], int] = {}
+    new_legal = []
+    for role_legal in plan.legal:
+        items: list[tuple[Conj | None, int]] = []
+        for conj, j in role_legal:
+            bodies = unfold(conj)
+            if any(not b for b in bodies):
+                items.append((None, j))
+                continue
+            common = frozenset.intersection(*bodies)
+            residual = frozenset(b - common for b in bodies)
+            if len(residual) == 1:
+                items.append((common | next(iter(residual)), j))
+                continue
+            if frozenset() in residual:
+                items.append((common, j))
+                continue
+            gid = shared.get(residual)
+            if gid is None:
+                gid = shared[residual] = next_id
+                next_id += 1
+                gate = Gate(gid, merge_single_bits(list(residual)))
+                gate.support = 0
+                gate.order = (
+                    max(
+                        (plan.gates[v].order for b in residual for k, v in b if k in ("g", "!")),
+                        default=-1,
+                    )
+                    + 0.5
+                )
+                for body in gate.bodies:
+                    gate.support |= _support(body, plan.gates, fluent_mask)
+                plan.gates[gid] = gate
+            items.append((common | {("g", gid)}, j))
+        new_legal.append(items)
+    plan.legal = new_legal
+
+    plan.next = _next_tables(network, plan)
+    _classify(plan)
+    _regions(plan, fluent_mask)
+    next_id = _split(plan, next_id)
+    return plan
+
+
+def _support(body: Conj, gates: dict[int, Gate], fluent_mask: int) -> int:
+    support = 0
+    for kind, value in body:
+        if kind in ("p", "n", "a"):
+            support |= value & fluent_mask
+        else:
+            gate = gates.get(value)
+            if gate is not None:
+                support |= gate.support
+    return support
+
+
+def _next_tables(network: Network, plan: Plan) -> NextTables:
+    roles = range(len(network.roles))
+    role_masks = [((1 << len(network.moves[r])) - 1) << network.does_base[r] for r in roles]
+    keep = [[0] * len(network.moves[r]) for r in roles]
+    sets = [[0] * len(network.moves[r]) for r in roles]
+    persist = constant = 0
+    general: list[tuple[Conj, int]] = []
+
+    def single_role(lits: Conj) -> int | None:
+        """The role whose moves all these literals test, if they test only one."""
+        found = None
+        for _, value in lits:
+            owner = [r for r in roles if value & role_masks[r]]
+            if len(owner) != 1 or value & ~role_masks[owner[0]]:
+                return None
+            if found is not None and found != owner[0]:
+                return None
+            found = owner[0]
+        return found
+
+    def moves_matching(r: int, lits: Conj) -> list[int]:
+        out = []
+        for j in range(len(network.moves[r])):
+            bit = network.does_bit(r, j)
+            ok = True
+            for kind, value in lits:
+                if kind == "p" and value != bit:
+                    ok = False
+                elif kind == "n" and value == bit:
+                    ok = False
+                elif kind == "a" and not value & bit:
+                    ok = False
+            if ok:
+                out.append(j)
+        return out
+
+    for k, value in network.next:
+        bit = 1 << k
+        if value is True:
+            constant |= bit
+            continue
+        assert not isinstance(value, bool)
+        for body in plan.gates[value].bodies:
+            if body == {("p", bit)}:
+                persist |= bit
+                continue
+            inputs = frozenset(lit for lit in body if lit[0] in ("p", "n", "a"))
+            if len(inputs) == len(body):
+                own = frozenset({("p", bit)}) if ("p", bit) in body else frozenset()
+                rest = body - own
+                r = single_role(rest) if rest else None
+                if r is not None:
+                    table = keep if own else sets
+                    for j in moves_matching(r, rest):
+                        table[r][j] |= bit
+                    continue
+            general.append((body, bit))
+    return NextTables(persist, constant, keep, sets, general)
+
+
+def _classify(plan: Plan) -> None:
+    """Which gates the state part and the next part need."""
+    network = plan.network
+
+    def closure(roots: list[int]) -> set[int]:
+        seen: set[int] = set()
+        stack = list(roots)
+        while stack:
+            gid = stack.pop()
+            if gid in seen:
+                continue
+            seen.add(gid)
+            for body in plan.gates[gid].bodies:
+                stack.extend(v for k, v in body if k in ("g", "!") and v not in seen)
+        return seen
+
+    def gates_of(conjs: list[Conj | None | bool]) -> list[int]:
+        return [v for c in conjs if isinstance(c, frozenset) for k, v in c if k in ("g", "!")]
+
+    state_roots = gates_of([plan.terminal]) + gates_of(
+        [c for items in plan.legal for c, _ in items]
+    )
+    assert plan.next is not None
+    next_roots = gates_of([body for body, _ in plan.next.general])
+    next_all = closure(next_roots)
+    plan.next_gates = {g for g in next_all if g in network.does_dependent}
+    plan.state_gates = closure(state_roots) | (next_all - plan.next_gates)
+
+
+def _regions(plan: Plan, fluent_mask: int) -> None:
+    """Group state bits into regions and place each state gate in one, if it fits."""
+    n = len(plan.network.fluents)
+    limit = max(REGION_MIN, int(2 * n**0.5))
+    parent = list(range(n))
+    size = [1] * n
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    gates = sorted(
+        (plan.gates[g] for g in plan.state_gates), key=lambda g: bin(g.support).count("1")
+    )
+    for gate in gates:
+        bits = [b.bit_length() - 1 for b in _bits(gate.support)]
+        if not bits or len(bits) > limit:
+            continue
+        roots = {find(b) for b in bits}
+        if sum(size[r] for r in roots) > limit:
+            continue
+        first, *others = roots
+        for other in others:
+            parent[other] = first
+            size[first] += size[other]
+    masks: dict[int, int] = defaultdict(int)
+    for b in range(n):
+        masks[find(b)] |= 1 << b
+    plan.regions = sorted((m for m in masks.values() if m & (m - 1)), key=lambda m: m & -m)
+    region_of = {m: i for i, m in enumerate(plan.regions)}
+    by_bit: dict[int, int] = {}
+    for mask, i in region_of.items():
+        for bit in _bits(mask):
+            by_bit[bit] = i
+    for gid in plan.state_gates:
+        gate = plan.gates[gid]
+        if gate.support:
+            low = gate.support & -gate.support
+            i = by_bit.get(low, -1)
+            if i >= 0 and gate.support & ~plan.regions[i] == 0:
+                gate.region = i
+
+
+def _split(plan: Plan, next_id: int) -> int:
+    """Split wide OR gates: the bodies lying in one region become a gate of that region."""
+    for gid in sorted(plan.state_gates):
+        gate = plan.gates[gid]
+        if gate.region >= 0 or gate.component or len(gate.bodies) < SPLIT_MIN:
+            continue
+        fluent_mask = (1 << len(plan.network.fluents)) - 1
+        by_region: dict[int, list[Conj]] = defaultdict(list)
+        rest: list[Conj] = []
+        for body in gate.bodies:
+            support = _support(body, plan.gates, fluent_mask)
+            placed = -1
+            for i, mask in enumerate(plan.regions):
+                if support and support & ~mask == 0:
+                    placed = i
+                    break
+            if placed >= 0:
+                by_region[placed].append(body)
+            else:
+                rest.append(body)
+        if sum(1 for bodies in by_region.values() if len(bodies) > 1) == 0:
+            continue
+        new_bodies = list(rest)
+        for region, bodies in sorted(by_region.items()):
+            if len(bodies) == 1:
+                new_bodies.append(bodies[0])
+                continue
+            sub = Gate(next_id, bodies, support=0, order=gate.order - 0.25, region=region)
+            for body in bodies:
+                sub.support |= _support(body, plan.gates, fluent_mask)
+            plan.gates[next_id] = sub
+            plan.state_gates.add(next_id)
+            new_bodies.append(frozenset({("g", next_id)}))
+            next_id += 1
+        gate.bodies = new_bodies
+    return next_id
