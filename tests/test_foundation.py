@@ -175,6 +175,28 @@ def test_readme_second_command_installs_the_test_extra_and_runs_pytest() -> None
     assert test[0] == ".venv/bin/pytest"
 
 
+def readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match, f"README has no section {title!r}"
+    return match.group(1)
+
+
+def test_readme_usage_lists_exactly_the_ggp_sub_commands() -> None:
+    (subcommands,) = [
+        action.choices
+        for action in build_parser()._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    documented = set(re.findall(r"^\| `ggp (\w+)", readme_section("Usage"), re.M))
+    assert documented == set(subcommands)
+
+
+def test_readme_lists_every_benchmark_script() -> None:
+    documented = set(re.findall(r"`(\w+\.py)`", readme_section("Benchmarks")))
+    assert documented == {path.name for path in (ROOT / "benchmarks").glob("*.py")}
+
+
 def test_the_test_extra_runs_the_suite_in_parallel() -> None:
     extra = pyproject()["project"]["optional-dependencies"]["test"]
     names = {re.match(r"[\w.-]+", requirement).group().lower() for requirement in extra}
