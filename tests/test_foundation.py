@@ -96,6 +96,13 @@ def readme_setup_commands() -> list[str]:
     return [block for block in blocks if "python3 -m venv" in block]
 
 
+def readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match, f"README has no section {title!r}"
+    return match.group(1)
+
+
 def chain(command: str) -> list[list[str]]:
     """A one-line ``a && b && c`` shell command as a list of argument vectors."""
     return [shlex.split(part) for part in command.strip().split("&&")]
@@ -173,13 +180,6 @@ def test_readme_second_command_installs_the_test_extra_and_runs_pytest() -> None
     install, test = chain(readme_setup_commands()[1])[1:]
     assert install == [".venv/bin/pip", "install", "-e", ".[test]"]
     assert test[0] == ".venv/bin/pytest"
-
-
-def readme_section(title: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
-    assert match, f"README has no section {title!r}"
-    return match.group(1)
 
 
 def test_readme_usage_lists_exactly_the_ggp_sub_commands() -> None:
