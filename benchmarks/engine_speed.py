@@ -7,7 +7,8 @@
 A transition is one step of a uniformly random playout from the initial state:
 the terminal test, every role's legal moves, a random joint move and the next state
 (goals are read at the end of each playout). Each figure is the median over
-``--runs`` runs of ``--seconds`` each, single thread. Columns:
+``--runs`` runs of ``--seconds`` each, single thread, timed in CPU time of this
+process (so that other work on a shared machine disturbs the figures less). Columns:
 
 - interpreter: the interpreter through the engine API on ``State`` objects;
 - compiled/state: the compiled engine through the same API;
@@ -64,11 +65,11 @@ def rate(playout: Callable[[random.Random], int], seconds: float, runs: int) -> 
     rates = []
     for _ in range(runs):
         transitions = 0
-        start = time.perf_counter()
+        start = time.process_time()
         deadline = start + seconds
         while True:
             transitions += playout(rng)
-            now = time.perf_counter()
+            now = time.process_time()
             if now >= deadline:
                 break
         rates.append(transitions / (now - start))

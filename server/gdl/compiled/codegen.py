@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from .plan import Conj, Gate, Lit, Plan
 
@@ -149,7 +150,8 @@ class GateWriter:
                 and (gates[user].region if regional else -1) == region
                 and not gates[user].component
             ) or (user is None and region < 0)
-            if uses[gid] == 1 and same_place and level < MAX_INLINE_DEPTH:
+            keep = self.incremental and region < 0 and len(gate.bodies) > 1
+            if uses[gid] == 1 and same_place and level < MAX_INLINE_DEPTH and not keep:
                 self.inlined[gid] = expr
                 self.depth[gid] = level
                 continue
@@ -300,6 +302,8 @@ def generate(plan: Plan) -> str:
     loop.append("    return s, steps, False")
     for r in roles:
         loop.append(f"m{r} = L{r}[int(rnd() * len(L{r}))]")
+    loop.append("if record is not None:")
+    loop.append("    record.append((" + "".join(f"m{r}, " for r in roles) + "))")
     loop.append("X = s | " + " | ".join(f"D{r}[m{r}]" for r in roles))
     next_writer = GateWriter(plan, "X", incremental=False)
     loop += next_writer.write(
@@ -311,7 +315,7 @@ def generate(plan: Plan) -> str:
     loop += ["ch = s ^ n", "s = n", "steps += 1"]
     body += _indent(loop)
     body.append("return s, steps, False")
-    function("playout", "s, rnd, limit", body)
+    function("playout", "s, rnd, limit, record", body)
     return "\n".join(out)
 
 
@@ -322,7 +326,11 @@ def _next_lines(
     assert tables is not None
     keep = " | ".join(f"K{r}[m{r}]" for r in roles)
     sets = " | ".join(f"S{r}[m{r}]" for r in roles)
-    lines = [f"n = {state} & ({tables.persist} | {keep}) | {sets} | {tables.constant}"]
+    expr = f"{state} & ({tables.persist} | {keep}) | {sets} | {tables.constant}"
+    if tables.frame:
+        kill = " | ".join(f"Q{r}[m{r}]" for r in roles)
+        expr += f" | {state} & {tables.frame} & ~({kill})"
+    lines = [f"n = {expr}"]
     items: list[tuple[Conj | None, str]] = [(body, f"n |= {bit}") for body, bit in tables.general]
     lines += items_code(items, var, writer.ref)
     return lines
@@ -336,16 +344,17 @@ def _cond(value: Conj | None | bool, writer: GateWriter) -> str:
     return conj_code(value, writer.var, writer.ref)
 
 
-def compile_plan(plan: Plan) -> dict[str, object]:
+def compile_plan(plan: Plan) -> dict[str, Any]:
     """Generate, compile and run the module; returns its namespace."""
     network = plan.network
     assert plan.next is not None
     source = generate(plan)
-    namespace: dict[str, object] = {"__source__": source}
+    namespace: dict[str, Any] = {"__source__": source}
     for r in range(len(network.roles)):
         namespace[f"D{r}"] = tuple(network.does_bit(r, j) for j in range(len(network.moves[r])))
         namespace[f"K{r}"] = tuple(plan.next.keep[r])
         namespace[f"S{r}"] = tuple(plan.next.sets[r])
+        namespace[f"Q{r}"] = tuple(plan.next.kill[r])
     exec(compile(source, "<compiled game>", "exec"), namespace)
     return namespace
 

@@ -6,15 +6,17 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm
+from .batch import BatchRunner
 from .codegen import compile_plan
 from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
 from .grounder import ground
-from .network import Network, build_network
-from .plan import build_plan
+from .network import build_network
+from .plan import Plan, build_plan
 
 DEFAULT_MAX_GROUND_RULES = 300_000
 DEFAULT_TIME_LIMIT = 2.0
@@ -40,7 +42,9 @@ class CompiledEngine:
 
     name = "compiled"
 
-    def __init__(self, network: Network, namespace: dict, setup_seconds: float) -> None:
+    def __init__(self, plan: Plan, namespace: dict[str, Any], setup_seconds: float) -> None:
+        network = plan.network
+        self.plan = plan
         self.network = network
         self.roles: list[str] = list(network.roles)
         self.fluents = network.fluents
@@ -77,16 +81,15 @@ class CompiledEngine:
         deadline = start + time_limit
         roles = _roles(rules)
         program = ground(rules, max_rules=max_ground_rules, deadline=deadline)
-        network = build_network(program, roles)
-        if time.perf_counter() > deadline:
-            raise GroundingTooSlow("optimising the ground network took longer than the time limit")
+        network = build_network(program, roles, deadline)
         try:
-            namespace = compile_plan(build_plan(network))
+            plan = build_plan(network, deadline)
+            namespace = compile_plan(plan)
         except (RecursionError, MemoryError, SyntaxError) as error:
             raise CompileError(f"the generated code does not compile ({error})") from error
         if time.perf_counter() > deadline:
             raise GroundingTooSlow("generating code took longer than the time limit")
-        return cls(network, namespace, time.perf_counter() - start)
+        return cls(plan, namespace, time.perf_counter() - start)
 
     # -- compact states ----------------------------------------------------------
 
@@ -124,10 +127,23 @@ class CompiledEngine:
         terms = self._goal_terms
         return [[terms[r][k] for k in found] for r, found in enumerate(self._goals(compact))]
 
-    def playout(self, compact: int, rng: random.Random, limit: int = 10_000) -> Playout:
-        """Play uniformly random joint moves until terminal, stuck or ``limit`` steps."""
-        state, steps, terminal = self._playout(compact, rng.random, limit)
+    def playout(
+        self,
+        compact: int,
+        rng: random.Random,
+        limit: int = 10_000,
+        record: list[tuple[int, ...]] | None = None,
+    ) -> Playout:
+        """Play uniformly random joint moves until terminal, stuck or ``limit`` steps.
+
+        ``record``, when given, receives the joint move (move indices) of every step.
+        """
+        state, steps, terminal = self._playout(compact, rng.random, limit, record)
         return Playout(state, steps, terminal)
+
+    def batch(self, size: int = 4096) -> BatchRunner:
+        """A runner that advances ``size`` random playouts at once (bulk playouts)."""
+        return BatchRunner(self.plan, size)
 
     # -- the Engine contract -------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from ..errors import GdlError
 
 
@@ -27,3 +29,9 @@ class OutsideGroundingError(GdlError):
     The compiled engine only knows the terms its grounding found reachable; states
     and moves built by the engine itself never raise this.
     """
+
+
+def check_deadline(deadline: float, stage: str) -> None:
+    """Raise :class:`GroundingTooSlow` once ``deadline`` (perf_counter) has passed."""
+    if time.perf_counter() > deadline:
+        raise GroundingTooSlow(f"{stage} took longer than the time limit")

@@ -40,21 +40,27 @@ class _Collector:
         self.choices: set[int] = set()
         self.rules: list[tuple[int, tuple[int, ...]]] = []
         self.symbols: list[tuple[clingo.Symbol, int]] = []
+        self.error: CompileError | None = None
 
     def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
         if choice:
             self.choices.update(head)
             return
         if len(head) != 1:
-            raise CompileError("the ground program has a rule without a single head")
+            self.stop(CompileError("the ground program has a rule without a single head"))
         self.rules.append((head[0], tuple(body)))
         if len(self.rules) > self.max_rules:
-            raise GroundingTooLarge(f"more than {self.max_rules} ground rules")
+            self.stop(GroundingTooLarge(f"more than {self.max_rules} ground rules"))
         if len(self.rules) & 1023 == 0 and time.perf_counter() > self.deadline:
-            raise GroundingTooSlow("grounding took longer than the time limit")
+            self.stop(GroundingTooSlow("grounding took longer than the time limit"))
 
     def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
-        raise CompileError("the ground program has a weight rule")
+        self.stop(CompileError("the ground program has a weight rule"))
+
+    def stop(self, error: CompileError) -> None:
+        """Abort grounding; clingo re-raises a copy, so the original is kept here."""
+        self.error = error
+        raise error
 
     def output_atom(self, symbol: clingo.Symbol, atom: int) -> None:
         self.symbols.append((symbol, atom))
@@ -75,9 +81,11 @@ def ground(rules: list[Rule], *, max_rules: int, deadline: float) -> GroundProgr
     try:
         control.add("base", [], text)
         control.ground([("base", [])])
-    except CompileError:
-        raise
-    except RuntimeError as error:
+    except Exception as error:
+        if collector.error is not None:
+            raise collector.error from None
+        if not isinstance(error, RuntimeError):
+            raise
         detail = messages[0].splitlines() if messages else [str(error)]
         raise CompileError("the grounder refused the rules: " + " ".join(detail)) from error
     if time.perf_counter() > deadline:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..terms import RawTerm, sort_key
-from .errors import CompileError
+from .errors import CompileError, check_deadline
 from .grounder import GroundProgram
 
 TRUE_KEY = ("true", 1, True)
@@ -79,7 +79,9 @@ class Network:
         return 1 << (self.does_base[role] + move)
 
 
-def build_network(program: GroundProgram, roles: list[str]) -> Network:
+def build_network(
+    program: GroundProgram, roles: list[str], deadline: float = float("inf")
+) -> Network:
     """Turn clingo's ground program into an optimised network, or raise CompileError."""
     names = program.names
     fluent_atoms: dict[RawTerm, int] = {}
@@ -125,7 +127,9 @@ def build_network(program: GroundProgram, roles: list[str]) -> Network:
     raw_rules: dict[int, list[Body]] = defaultdict(list)
     # does-grouping while reading: bodies that differ only in one role's move merge
     grouped: dict[tuple, int] = {}
-    for head, literals in program.rules:
+    for count, (head, literals) in enumerate(program.rules):
+        if count & 8191 == 8191:
+            check_deadline(deadline, "reading the ground program")
         if head in input_bit or head in ignored_inputs:
             raise CompileError("a rule derives 'true' or 'does'")
         moves_in_body = [lit for lit in literals if lit in does_role]
@@ -150,7 +154,8 @@ def build_network(program: GroundProgram, roles: list[str]) -> Network:
         if not parsed.pos_in & parsed.neg_in:
             raw_rules[head].append(parsed)
 
-    values = _fold_constants(raw_rules)
+    check_deadline(deadline, "reading the ground program")
+    values = _fold_constants(raw_rules, deadline)
     rules = {atom: bodies for atom, bodies in raw_rules.items() if atom not in values}
 
     def output(atom: int) -> Output:
@@ -197,6 +202,7 @@ def build_network(program: GroundProgram, roles: list[str]) -> Network:
     outputs += [terminal] + [value for _, value in nexts]
     needed = _needed(rules, [value for value in outputs if not isinstance(value, bool)])
     rules = {atom: _group_does(rules[atom], moves, does_base) for atom in needed}
+    check_deadline(deadline, "optimising the ground network")
     order, recursive = _components(rules)
 
     does_mask = ((1 << sum(len(m) for m in moves)) - 1) << len(fluents)
@@ -266,7 +272,7 @@ def _body(literals: tuple[int, ...], input_bit: dict[int, int], ignored: set[int
     return Body(pos_in, neg_in, (), tuple(sorted(set(pos))), tuple(sorted(set(neg))))
 
 
-def _fold_constants(rules: dict[int, list[Body]]) -> dict[int, bool]:
+def _fold_constants(rules: dict[int, list[Body]], deadline: float) -> dict[int, bool]:
     """Decide every atom whose value does not depend on the inputs; simplify bodies."""
     values: dict[int, bool] = {}
     users: dict[int, set[int]] = defaultdict(set)
@@ -278,7 +284,11 @@ def _fold_constants(rules: dict[int, list[Body]]) -> dict[int, bool]:
     for atom in list(users):
         if atom not in rules:
             values[atom] = False
+    steps = 0
     while pending:
+        steps += 1
+        if steps & 4095 == 0:
+            check_deadline(deadline, "constant folding")
         head = pending.pop()
         if head in values:
             continue

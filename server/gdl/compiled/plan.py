@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from .errors import check_deadline
 from .network import Body, Network, Output
 
 Lit = tuple[str, int]
@@ -36,6 +37,9 @@ REGION_MIN = 8
 
 SPLIT_MIN = 4
 """An OR gate with at least this many bodies is split by region."""
+
+CHUNK_MIN = 12
+"""Bodies left over after splitting by region are cut into chunks from this many on."""
 
 
 @dataclass
@@ -63,6 +67,8 @@ class NextTables:
     keep: list[list[int]]
     sets: list[list[int]]
     general: list[tuple[Conj, int]]
+    frame: int = 0
+    kill: list[list[int]] = field(default_factory=list)
 
 
 @dataclass
@@ -126,7 +132,7 @@ def merge_single_bits(bodies: list[Conj]) -> list[Conj]:
     return list(dict.fromkeys(rest))
 
 
-def build_plan(network: Network) -> Plan:
+def build_plan(network: Network, deadline: float = float("inf")) -> Plan:
     """Gates for every atom, outputs as literal sets, regions and next-state tables."""
     plan = Plan(network)
     fluent_mask = (1 << len(network.fluents)) - 1
@@ -212,10 +218,14 @@ def build_plan(network: Network) -> Plan:
         new_legal.append(items)
     plan.legal = new_legal
 
+    check_deadline(deadline, "planning the generated code")
+    _inline_move_gates(plan, fluent_mask)
     plan.next = _next_tables(network, plan)
     _classify(plan)
+    check_deadline(deadline, "planning the generated code")
     _regions(plan, fluent_mask)
     next_id = _split(plan, next_id)
+    _drop_aliases(plan)
     return plan
 
 
@@ -267,6 +277,11 @@ def _next_tables(network: Network, plan: Plan) -> NextTables:
                 out.append(j)
         return out
 
+    kill = [[0] * len(network.moves[r]) for r in roles]
+    frame = 0
+    does_mask = 0
+    for mask in role_masks:
+        does_mask |= mask
     for k, value in network.next:
         bit = 1 << k
         if value is True:
@@ -277,18 +292,81 @@ def _next_tables(network: Network, plan: Plan) -> NextTables:
             if body == {("p", bit)}:
                 persist |= bit
                 continue
+            rest = body - {("p", bit)}
+            if (
+                len(rest) < len(body)
+                and rest
+                and all(kind == "n" and v & does_mask == v for kind, v in rest)
+                and not frame & bit
+            ):
+                # persists unless some role plays one of these moves
+                frame |= bit
+                for _, v in rest:
+                    for r in roles:
+                        for j in range(len(network.moves[r])):
+                            if network.does_bit(r, j) & v:
+                                kill[r][j] |= bit
+                continue
             inputs = frozenset(lit for lit in body if lit[0] in ("p", "n", "a"))
             if len(inputs) == len(body):
                 own = frozenset({("p", bit)}) if ("p", bit) in body else frozenset()
                 rest = body - own
-                r = single_role(rest) if rest else None
-                if r is not None:
+                owner = single_role(rest) if rest else None
+                if owner is not None:
                     table = keep if own else sets
-                    for j in moves_matching(r, rest):
-                        table[r][j] |= bit
+                    for j in moves_matching(owner, rest):
+                        table[owner][j] |= bit
                     continue
             general.append((body, bit))
-    return NextTables(persist, constant, keep, sets, general)
+    return NextTables(persist, constant, keep, sets, general, frame, kill)
+
+
+def _inline_move_gates(plan: Plan, fluent_mask: int) -> None:
+    """Replace gates that only test moves by the move literals themselves.
+
+    ``(changed 1 2 3)`` defined as "some role plays (mark 2 3) on grid 1" becomes
+    input literals in every body that reads it, so the next-state tables see
+    "this fluent persists unless one of these moves is played".
+    """
+    network = plan.network
+
+    def move_only(gid: int) -> bool:
+        gate = plan.gates.get(gid)
+        return (
+            gate is not None
+            and gid in network.does_dependent
+            and not gate.component
+            and all(
+                kind in ("p", "a", "n") and not v & fluent_mask
+                for b in gate.bodies
+                for kind, v in b
+            )
+        )
+
+    def expand(body: Conj) -> list[Conj]:
+        for lit in sorted(body):
+            kind, gid = lit
+            if kind == "g" and move_only(gid):
+                rest = body - {lit}
+                return [out for b in plan.gates[gid].bodies for out in expand(rest | b)]
+            if kind == "!" and move_only(gid):
+                bodies = plan.gates[gid].bodies
+                if all(len(b) == 1 and next(iter(b))[0] in ("p", "a") for b in bodies):
+                    bits = [bit for b in bodies for _, m in b for bit in _bits(m)]
+                    return expand((body - {lit}) | {("n", bit) for bit in bits})
+        return [body]
+
+    in_order = [gid for component in network.order for gid in component]
+    for gid in in_order:
+        if gid not in network.does_dependent:
+            continue
+        gate = plan.gates.get(gid)
+        if gate is None or gate.component:
+            continue
+        bodies = [out for body in gate.bodies for out in expand(body)]
+        if any(not b for b in bodies):
+            bodies = [frozenset()]
+        gate.bodies = list(dict.fromkeys(bodies))
 
 
 def _classify(plan: Plan) -> None:
@@ -323,7 +401,7 @@ def _classify(plan: Plan) -> None:
 def _regions(plan: Plan, fluent_mask: int) -> None:
     """Group state bits into regions and place each state gate in one, if it fits."""
     n = len(plan.network.fluents)
-    limit = max(REGION_MIN, int(2 * n**0.5))
+    limit = max(REGION_MIN, int(2 * n**0.5), n // 2)
     parent = list(range(n))
     size = [1] * n
 
@@ -366,14 +444,30 @@ def _regions(plan: Plan, fluent_mask: int) -> None:
 
 
 def _split(plan: Plan, next_id: int) -> int:
-    """Split wide OR gates: the bodies lying in one region become a gate of that region."""
+    """Split wide OR gates so that a move recomputes only a part of them.
+
+    The bodies lying in one region become a gate of that region; what is left of a
+    very wide gate is cut into chunks of neighbouring bodies, each a gate with its
+    own support (a move that touches none of a chunk's bits skips it).
+    """
+    fluent_mask = (1 << len(plan.network.fluents)) - 1
+
+    def new_gate(bodies: list[Conj], order: float, region: int) -> Conj:
+        nonlocal next_id
+        sub = Gate(next_id, bodies, support=0, order=order, region=region)
+        for body in bodies:
+            sub.support |= _support(body, plan.gates, fluent_mask)
+        plan.gates[next_id] = sub
+        plan.state_gates.add(next_id)
+        next_id += 1
+        return frozenset({("g", sub.id)})
+
     for gid in sorted(plan.state_gates):
         gate = plan.gates[gid]
         if gate.region >= 0 or gate.component or len(gate.bodies) < SPLIT_MIN:
             continue
-        fluent_mask = (1 << len(plan.network.fluents)) - 1
         by_region: dict[int, list[Conj]] = defaultdict(list)
-        rest: list[Conj] = []
+        rest: list[tuple[int, Conj]] = []
         for body in gate.bodies:
             support = _support(body, plan.gates, fluent_mask)
             placed = -1
@@ -384,20 +478,88 @@ def _split(plan: Plan, next_id: int) -> int:
             if placed >= 0:
                 by_region[placed].append(body)
             else:
-                rest.append(body)
-        if sum(1 for bodies in by_region.values() if len(bodies) > 1) == 0:
-            continue
-        new_bodies = list(rest)
+                rest.append((support, body))
+        new_bodies: list[Conj] = []
         for region, bodies in sorted(by_region.items()):
             if len(bodies) == 1:
                 new_bodies.append(bodies[0])
-                continue
-            sub = Gate(next_id, bodies, support=0, order=gate.order - 0.25, region=region)
-            for body in bodies:
-                sub.support |= _support(body, plan.gates, fluent_mask)
-            plan.gates[next_id] = sub
-            plan.state_gates.add(next_id)
-            new_bodies.append(frozenset({("g", next_id)}))
-            next_id += 1
+            else:
+                new_bodies.append(new_gate(bodies, gate.order - 0.25, region))
+        if len(rest) >= CHUNK_MIN:
+            rest.sort(key=lambda item: ((item[0] & -item[0]).bit_length(), item[0]))
+            size = max(2, int(len(rest) ** 0.5))
+            for start in range(0, len(rest), size):
+                chunk = [body for _, body in rest[start : start + size]]
+                if len(chunk) == 1:
+                    new_bodies.append(chunk[0])
+                else:
+                    new_bodies.append(new_gate(chunk, gate.order - 0.25, -1))
+        else:
+            new_bodies.extend(body for _, body in rest)
         gate.bodies = new_bodies
     return next_id
+
+
+def _drop_aliases(plan: Plan) -> None:
+    """A gate defined as exactly another gate, or with the same bodies as another
+    gate, is replaced by that gate everywhere."""
+    for _ in range(10):
+        if not _drop_aliases_once(plan):
+            break
+
+
+def _drop_aliases_once(plan: Plan) -> bool:
+    alias: dict[int, int] = {}
+    seen: dict[frozenset[Conj], int] = {}
+    for gid in sorted(plan.gates):
+        gate = plan.gates[gid]
+        if gate.component:
+            continue
+        if len(gate.bodies) == 1 and len(gate.bodies[0]) == 1:
+            ((kind, target),) = tuple(gate.bodies[0])
+            if kind == "g":
+                alias[gid] = target
+                continue
+        key = frozenset(gate.bodies)
+        if key in seen:
+            canonical = plan.gates[seen[key]]
+            if canonical.region < 0:
+                canonical.region = gate.region
+            alias[gid] = canonical.id
+        else:
+            seen[key] = gid
+
+    def resolve(gid: int) -> int:
+        seen = set()
+        while gid in alias and gid not in seen:
+            seen.add(gid)
+            gid = alias[gid]
+        return gid
+
+    if not alias:
+        return False
+
+    def fix(conj: Conj) -> Conj:
+        if not any(kind in ("g", "!") and v in alias for kind, v in conj):
+            return conj
+        return frozenset(
+            (kind, resolve(v)) if kind in ("g", "!") else (kind, v) for kind, v in conj
+        )
+
+    for gate in plan.gates.values():
+        gate.bodies = [fix(body) for body in gate.bodies]
+    plan.legal = [[(None if c is None else fix(c), j) for c, j in items] for items in plan.legal]
+    plan.goals = [[(None if c is None else fix(c), k) for c, k in items] for items in plan.goals]
+    if isinstance(plan.terminal, frozenset):
+        plan.terminal = fix(plan.terminal)
+    assert plan.next is not None
+    plan.next.general = [(fix(body), bit) for body, bit in plan.next.general]
+    for gid in alias:
+        target = resolve(gid)
+        if gid in plan.state_gates:
+            plan.state_gates.discard(gid)
+            plan.state_gates.add(target)
+        if gid in plan.next_gates:
+            plan.next_gates.discard(gid)
+            plan.next_gates.add(target)
+    return True

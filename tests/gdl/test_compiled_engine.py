@@ -1,0 +1,251 @@
+"""The compiled engine on small games written for the purpose, its limits, its fast
+interfaces (compact states, the generated playout loop, batches) and its agreement
+with the interpreter."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from server.gdl.compiled import (
+    CompiledEngine,
+    CompileError,
+    GroundingTooLarge,
+    GroundingTooSlow,
+    OutsideGroundingError,
+    compile_engine,
+)
+from server.gdl.parser import parse_gdl, parse_term
+from server.gdl.state import State
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT.parent / "shared" / "conformance" / "games"
+BUNDLED = ROOT / "server" / "games"
+
+TIC_TAC_TOE = """
+(role xPlayer) (role oPlayer)
+(index 1) (index 2) (index 3)
+(init (cell 1 1 b)) (init (cell 1 2 b)) (init (cell 1 3 b))
+(init (cell 2 1 b)) (init (cell 2 2 b)) (init (cell 2 3 b))
+(init (cell 3 1 b)) (init (cell 3 2 b)) (init (cell 3 3 b))
+(init (control xPlayer))
+(<= (legal ?p (mark ?x ?y)) (true (cell ?x ?y b)) (true (control ?p)))
+(<= (legal xPlayer noop) (true (control oPlayer)))
+(<= (legal oPlayer noop) (true (control xPlayer)))
+(<= (next (cell ?x ?y x)) (does xPlayer (mark ?x ?y)))
+(<= (next (cell ?x ?y o)) (does oPlayer (mark ?x ?y)))
+(<= (next (cell ?x ?y ?c)) (true (cell ?x ?y ?c)) (distinct ?c b))
+(<= (next (cell ?x ?y b)) (true (cell ?x ?y b)) (does ?p (mark ?m ?n))
+    (or (distinct ?x ?m) (distinct ?y ?n)))
+(<= (next (control xPlayer)) (true (control oPlayer)))
+(<= (next (control oPlayer)) (true (control xPlayer)))
+(<= (row ?x ?c) (true (cell ?x 1 ?c)) (true (cell ?x 2 ?c)) (true (cell ?x 3 ?c)))
+(<= (column ?y ?c) (true (cell 1 ?y ?c)) (true (cell 2 ?y ?c)) (true (cell 3 ?y ?c)))
+(<= (diagonal ?c) (true (cell 1 1 ?c)) (true (cell 2 2 ?c)) (true (cell 3 3 ?c)))
+(<= (diagonal ?c) (true (cell 1 3 ?c)) (true (cell 2 2 ?c)) (true (cell 3 1 ?c)))
+(<= (line ?c) (row ?x ?c))
+(<= (line ?c) (column ?y ?c))
+(<= (line ?c) (diagonal ?c))
+(<= open (true (cell ?x ?y b)))
+(<= terminal (line x))
+(<= terminal (line o))
+(<= terminal (not open))
+(<= (goal xPlayer 100) (line x))
+(<= (goal xPlayer 50) (not (line x)) (not (line o)))
+(<= (goal xPlayer 0) (line o))
+(<= (goal oPlayer 100) (line o))
+(<= (goal oPlayer 50) (not (line x)) (not (line o)))
+(<= (goal oPlayer 0) (line x))
+"""
+
+
+def compiled(text: str, **limits: float) -> CompiledEngine:
+    return CompiledEngine.from_rules(parse_gdl(text), **limits)  # type: ignore[arg-type]
+
+
+def test_roles_moves_and_fluents_keep_their_spelling() -> None:
+    engine = compiled(TIC_TAC_TOE)
+    assert engine.roles == ["xPlayer", "oPlayer"]
+    state = engine.initial_state()
+    assert ("control", "xPlayer") in state.facts
+    assert engine.legal_moves(state, "oPlayer") == ["noop"]
+    assert engine.legal_moves(state, "xPlayer")[:2] == [("mark", "1", "1"), ("mark", "1", "2")]
+
+
+def test_a_game_of_tic_tac_toe_is_won_on_the_diagonal() -> None:
+    engine = compiled(TIC_TAC_TOE)
+    state = engine.initial_state()
+    for x_move, o_move in [("1 1", "1 2"), ("2 2", "1 3")]:
+        state = engine.next_state(state, [parse_term(f"(mark {x_move})"), "noop"])
+        state = engine.next_state(state, ["noop", parse_term(f"(mark {o_move})")])
+    assert not engine.is_terminal(state)
+    assert engine.goal_values(state, "xPlayer") == ["50"]
+    state = engine.next_state(state, [parse_term("(mark 3 3)"), "noop"])
+    assert engine.is_terminal(state)
+    assert engine.goal_values(state, "xPlayer") == ["100"]
+    assert engine.goal_values(state, "oPlayer") == ["0"]
+    assert ("cell", "3", "3", "x") in state.facts
+
+
+def test_numbers_stay_as_written_and_p_differs_from_the_relation_p() -> None:
+    engine = compiled(
+        """
+        (role r)
+        (init (score 007)) (init p)
+        (<= (legal r (set 007)) (true p))
+        (<= (legal r wait) (true (p)))
+        (<= (next (p)) (does r (set 007)))
+        (<= (next (score 7)) (does r (set ?n)) (not (distinct ?n 007)))
+        (<= terminal (true (p)))
+        (<= (goal r 100) (true (score 7)))
+        (<= (goal r 0) (true (score 007)))
+        """
+    )
+    state = engine.initial_state()
+    assert state.facts == {("score", "007"), "p"}
+    assert engine.legal_moves(state, "r") == [("set", "007")]
+    assert engine.goal_values(state, "r") == ["0"]
+    state = engine.next_state(state, [("set", "007")])
+    assert state.facts == {("p",), ("score", "7")}
+    assert engine.legal_moves(state, "r") == ["wait"]
+    assert engine.is_terminal(state)
+    assert engine.goal_values(state, "r") == ["100"]
+
+
+def test_recursive_reachability_is_computed_to_its_fixpoint() -> None:
+    engine = compiled(
+        """
+        (role r)
+        (edge a b) (edge b c) (edge c d) (edge d a) (edge e f)
+        (init (at a))
+        (<= (reach ?x ?y) (edge ?x ?y))
+        (<= (reach ?x ?z) (reach ?x ?y) (edge ?y ?z))
+        (<= (legal r (go ?y)) (true (at ?x)) (edge ?x ?y))
+        (<= (next (at ?y)) (does r (go ?y)))
+        (<= (next (seen ?y)) (true (at ?x)) (reach ?x ?y) (true (at ?x)))
+        (<= (next (loop ?x)) (true (at ?x)) (reach ?x ?x))
+        (<= terminal (true (seen d)))
+        (goal r 100)
+        """
+    )
+    state = engine.next_state(engine.initial_state(), [("go", "b")])
+    assert state.facts == {
+        ("at", "b"),
+        ("seen", "a"),
+        ("seen", "b"),
+        ("seen", "c"),
+        ("seen", "d"),
+        ("loop", "a"),
+    }
+    assert engine.is_terminal(state)
+
+
+def test_a_grounding_over_the_rule_cap_is_refused_with_a_reason() -> None:
+    with pytest.raises(GroundingTooLarge) as caught:
+        compiled(TIC_TAC_TOE, max_ground_rules=20)
+    assert "more than 20 ground rules" in caught.value.reason
+
+
+def test_a_compilation_over_the_time_limit_is_refused_with_a_reason() -> None:
+    with pytest.raises(GroundingTooSlow) as caught:
+        compiled(TIC_TAC_TOE, time_limit=0.0)
+    assert "time limit" in caught.value.reason
+
+
+def test_rules_the_grounder_cannot_instantiate_are_refused_with_a_reason() -> None:
+    with pytest.raises(CompileError) as caught:
+        compiled("(role r) (init s) (<= (legal r ?m) (true s)) (<= terminal (true s))")
+    assert "unsafe" in caught.value.reason
+
+
+def test_terms_outside_the_grounding_are_reported() -> None:
+    engine = compile_engine(parse_gdl(TIC_TAC_TOE))
+    with pytest.raises(OutsideGroundingError):
+        engine.is_terminal(State([("cell", "4", "4", "b")]))
+    with pytest.raises(OutsideGroundingError):
+        engine.next_state(engine.initial_state(), [("mark", "9", "9"), "noop"])
+
+
+def test_the_playout_loop_plays_legal_moves_until_the_end() -> None:
+    engine = compiled(TIC_TAC_TOE)
+    rng = random.Random(5)
+    for _ in range(20):
+        joints: list[tuple[int, ...]] = []
+        result = engine.playout(engine.initial_compact, rng, record=joints)
+        state = engine.initial_compact
+        for joint in joints:
+            assert not engine.terminal_compact(state)
+            for legal, move in zip(engine.legal_indices(state), joint, strict=True):
+                assert move in legal
+            state = engine.next_compact(state, joint)
+        assert result.terminal and engine.terminal_compact(state)
+        assert (result.state, result.steps) == (state, len(joints))
+
+
+def test_compact_states_convert_to_states_and_back() -> None:
+    engine = compiled(TIC_TAC_TOE)
+    result = engine.playout(engine.initial_compact, random.Random(1), limit=3)
+    state = engine.decode(result.state)
+    assert engine.encode(state) == result.state
+    assert len(state.facts) == 10
+
+
+def _sample_states(engine: CompiledEngine, count: int, seed: int) -> list[int]:
+    rng = random.Random(seed)
+    states = []
+    while len(states) < count:
+        limit = rng.randrange(0, 12)
+        states.append(engine.playout(engine.initial_compact, rng, limit=limit).state)
+    return states
+
+
+@pytest.mark.parametrize("game", ["ticTacToe", "connectFour", "nineBoardTicTacToe"])
+def test_a_batch_agrees_with_the_single_state_engine(game: str) -> None:
+    path = BUNDLED / f"{game}.kif"
+    if not path.is_file():
+        path = CORPUS / f"{game}.kif"
+    if not path.is_file():
+        pytest.skip(f"{game} is not available here")
+    engine = CompiledEngine.from_rules(parse_gdl(path.read_text(encoding="utf-8")))
+    runner = engine.batch(64)
+    states = _sample_states(engine, 64, seed=3)
+    slices = runner.pack(states)
+    assert runner.unpack(slices) == states
+    terminal, legal, goals = runner.evaluate(slices)
+    joints = []
+    for i, state in enumerate(states):
+        assert bool(terminal >> i & 1) == engine.terminal_compact(state)
+        expected = engine.legal_indices(state)
+        found = [[j for j, where in enumerate(role) if where >> i & 1] for role in legal]
+        assert found == [sorted(moves) for moves in expected]
+        values = [
+            [engine.network.goals[r][k][0] for k, where in enumerate(role) if where >> i & 1]
+            for r, role in enumerate(goals)
+        ]
+        assert values == engine.goals_compact(state)
+        joints.append([moves[-1] if moves else None for moves in expected])
+    moves = []
+    for r, role_moves in enumerate(engine.moves):
+        for j in range(len(role_moves)):
+            moves.append(sum(1 << i for i, joint in enumerate(joints) if joint[r] == j))
+    after = runner.unpack(runner.advance(slices, moves))
+    for i, joint in enumerate(joints):
+        if None not in joint:
+            assert after[i] == engine.next_compact(states[i], joint)
+
+
+def test_a_batch_run_finishes_games_and_adds_up_their_goals() -> None:
+    engine = compiled(TIC_TAC_TOE)
+    runner = engine.batch(256)
+    transitions = runner.run(steps=30, seed=7)
+    assert transitions > 256
+    assert runner.stats.finished > 256
+    assert runner.stats.stuck == 0
+    assert sum(runner.stats.goal_sums) == 100 * runner.stats.finished
+
+
+def test_a_batch_size_must_fill_whole_bytes() -> None:
+    with pytest.raises(ValueError):
+        compiled(TIC_TAC_TOE).batch(10)
