@@ -16,15 +16,36 @@ from .terms import RawTerm, to_kif
 
 KEYWORDS = frozenset(
     {
-        "role", "init", "true", "does", "next", "legal", "goal", "terminal",
-        "base", "input", "random", "distinct", "not", "or", "<=",
+        "role",
+        "init",
+        "true",
+        "does",
+        "next",
+        "legal",
+        "goal",
+        "terminal",
+        "base",
+        "input",
+        "random",
+        "distinct",
+        "not",
+        "or",
+        "<=",
     }
 )
 """Symbols that are folded to lower case wherever they appear."""
 
 SENTENCE_ARITY = {
-    "role": 1, "init": 1, "true": 1, "does": 2, "next": 1, "legal": 2,
-    "goal": 2, "terminal": 0, "base": 1, "input": 2,
+    "role": 1,
+    "init": 1,
+    "true": 1,
+    "does": 2,
+    "next": 1,
+    "legal": 2,
+    "goal": 2,
+    "terminal": 0,
+    "base": 1,
+    "input": 2,
 }
 """The number of arguments each GDL keyword relation takes."""
 

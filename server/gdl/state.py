@@ -39,7 +39,9 @@ class State:
 
     def to_ggp(self) -> str:
         """The state as GGP-Base and ggp.org match logs print it."""
-        return "( " + "".join(to_ggp(fact) + " " for fact in sorted(self._facts, key=sort_key)) + ")"
+        return (
+            "( " + "".join(to_ggp(fact) + " " for fact in sorted(self._facts, key=sort_key)) + ")"
+        )
 
     def __contains__(self, fluent: object) -> bool:
         return fluent in self._facts

@@ -26,6 +26,8 @@ from ..terms import RawTerm, variables_of
 from .program import FlatRule, RelationKey, key_name, literal_atom, relation_args, relation_key
 
 Path = tuple[int, ...]
+MAX_NESTED_LOOPS = 16
+DEMAND_UNBOUND_COST = 1e6
 
 
 def _access(base: str, path: Path) -> str:
@@ -111,17 +113,6 @@ class Relation:
         self._indexes.clear()
 
 
-class _Source:
-    """Python source with indentation."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.depth = 1
-
-    def add(self, line: str) -> None:
-        self.lines.append("    " * self.depth + line)
-
-
 @dataclass(slots=True)
 class _Pattern:
     """What matching one literal's arguments needs, given the variables bound so far."""
@@ -184,6 +175,18 @@ class CompiledRule:
     deltas: list[tuple[RelationKey, Callable]]
 
 
+def _checks(fact: str, structure: list, keys: list) -> list[str]:
+    """Conditions a fact must meet to match a pattern's structure and known values."""
+    checks = [
+        f"{_access(fact, path)}.__class__ is tuple and "
+        f"len({_access(fact, path)}) == {arity + 1} and "
+        f"{_access(fact, path)}[0] == {functor!r}"
+        for path, functor, arity in structure
+    ]
+    checks += [f"{_access(fact, path)} == {value}" for path, value in keys]
+    return checks
+
+
 def _is_positive_atom(literal: RawTerm) -> bool:
     positive, atom = literal_atom(literal)
     return positive and atom is not None
@@ -192,9 +195,19 @@ def _is_positive_atom(literal: RawTerm) -> bool:
 class RuleCompiler:
     """Generates join functions; shares index specs between rules."""
 
-    def __init__(self, estimate: SizeEstimate) -> None:
+    def __init__(
+        self, estimate: SizeEstimate, on_demand: Callable[[RelationKey], bool] = lambda key: False
+    ) -> None:
         self.estimate = estimate
+        self.on_demand = on_demand
         self.specs: dict[str, IndexSpec] = {}
+
+    def compile_demand(self, rule: FlatRule, positions: tuple[int, ...]) -> Callable:
+        """A function deriving the head facts of ``rule`` whose arguments at
+        ``positions`` equal given values: ``fn(db, [values], add)``."""
+        head_args = relation_args(rule.head)
+        given = ("$given", *(head_args[position] for position in positions))
+        return self._generate(FlatRule(rule.head, (given, *rule.body), rule.source), 0)
 
     def spec(self, structure: list, key_paths: list) -> IndexSpec:
         candidate = IndexSpec(tuple(structure), tuple(key_paths))
@@ -252,113 +265,160 @@ class RuleCompiler:
         args = relation_args(atom)
         if variables_of(atom) <= bound:
             return -1.0
+        if self.on_demand(relation_key(atom)):
+            given = sum(1 for arg in args if variables_of(arg) <= bound)
+            return DEMAND_UNBOUND_COST if not given else 8.0 ** (len(args) - 2 * given)
         pattern = _analyse_pattern(args, {name: name for name in bound})
         spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])
         return self.estimate(relation_key(atom), spec)
 
     def _generate(self, rule: FlatRule, delta_position: int | None) -> Callable:
         order = self._plan(rule, delta_position)
-        source = _Source()
-        prelude: list[str] = []
         namespace: dict[str, object] = {}
-        bound: dict[str, str] = {}
-        variable_count = 0
+        functions: list[str] = []
+        counters = {"variable": 0, "function": 0, "fact": 0}
+        extra = ["delta"] if delta_position is not None else []
 
         def constant(value: object, prefix: str) -> str:
             name = f"{prefix}{len(namespace)}"
             namespace[name] = value
             return name
 
-        def new_variable(variable: str) -> str:
-            nonlocal variable_count
-            name = f"v{variable_count}"
-            variable_count += 1
-            bound[variable] = name
-            return name
+        def build(name: str, params: list[str], start: int, bound: dict[str, str]) -> None:
+            """Write one function evaluating ``order[start:]``; very deep joins continue
+            in another function, since Python limits nested blocks."""
+            prelude: list[str] = []
+            lines: list[str] = []
+            loops = 0
 
-        fact_count = 0
-        for position in order:
-            literal = rule.body[position]
-            positive, atom = literal_atom(literal)
-            if atom is None:  # distinct, or not distinct
-                inner = literal if positive else literal[1]
-                left = term_expression(inner[1], bound)
-                right = term_expression(inner[2], bound)
-                operator = "!=" if positive else "=="
-                source.add(f"if {left} {operator} {right}:")
-                source.depth += 1
-                continue
-            key = relation_key(atom)
-            args = relation_args(atom)
-            key_name_ = constant(key, "K")
-            if not positive:
-                facts = f"N{position}"
-                prelude.append(f"{facts} = db[{key_name_}].facts")
-                source.add(f"if {args_expression(args, bound)} not in {facts}:")
-                source.depth += 1
-                continue
-            if variables_of(atom) <= set(bound) and position != delta_position:
-                facts = f"F{position}"
-                prelude.append(f"{facts} = db[{key_name_}].facts")
-                source.add(f"if {args_expression(args, bound)} in {facts}:")
-                source.depth += 1
-                continue
-            pattern = _analyse_pattern(args, bound)
-            fact = f"f{fact_count}"
-            fact_count += 1
-            later_variables: set[str] = set(variables_of(rule.head))
-            for other in order[order.index(position) + 1 :]:
-                later_variables |= variables_of(rule.body[other])
-            new_names = [variable for _, variable in pattern.binds]
-            if position == delta_position:
-                checks = [
-                    f"{_access(fact, path)}.__class__ is tuple and "
-                    f"len({_access(fact, path)}) == {arity + 1} and "
-                    f"{_access(fact, path)}[0] == {functor!r}"
-                    for path, functor, arity in pattern.structure
-                ]
-                checks += [f"{_access(fact, path)} == {value}" for path, value in pattern.keys]
-                source.add(f"for {fact} in delta:")
-                source.depth += 1
-                if checks:
-                    source.add(f"if not ({' and '.join(checks)}): continue")
-            else:
-                spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])
-                spec_name = constant(spec, "S")
-                index = f"I{position}"
-                prelude.append(f"{index} = db[{key_name_}].index({spec_name})")
-                if not pattern.keys:
-                    lookup = index
-                elif len(pattern.keys) == 1:
-                    lookup = f"{index}.get({pattern.keys[0][1]}, ())"
-                else:
-                    lookup = f"{index}.get(({', '.join(v for _, v in pattern.keys)},), ())"
-                existential = not pattern.equal and not (set(new_names) & later_variables)
-                if existential:
-                    source.add(f"if {lookup}:")
-                    source.depth += 1
+            def emit(line: str) -> None:
+                lines.append("    " * (loops + 1) + line)
+
+            def guard(condition: str) -> None:
+                emit(f"if not ({condition}): {'continue' if loops else 'return'}")
+
+            def new_variable(variable: str) -> str:
+                local = f"v{counters['variable']}"
+                counters["variable"] += 1
+                bound[variable] = local
+                return local
+
+            for step in range(start, len(order)):
+                if loops >= MAX_NESTED_LOOPS:
+                    continuation = f"more{counters['function']}"
+                    counters["function"] += 1
+                    arguments = ["db", "add", *extra, *bound.values()]
+                    emit(f"{continuation}({', '.join(arguments)})")
+                    build(continuation, arguments, step, dict(bound))
+                    break
+                position = order[step]
+                literal = rule.body[position]
+                positive, atom = literal_atom(literal)
+                if atom is None:  # distinct, or not distinct
+                    inner = literal if positive else literal[1]
+                    left = term_expression(inner[1], bound)
+                    right = term_expression(inner[2], bound)
+                    guard(f"{left} {'!=' if positive else '=='} {right}")
                     continue
-                source.add(f"for {fact} in {lookup}:")
-                source.depth += 1
-            for path, other in pattern.equal:
-                source.add(f"if {_access(fact, path)} != {_access(fact, other)}: continue")
-            for path, variable in pattern.binds:
-                source.add(f"{new_variable(variable)} = {_access(fact, path)}")
-        unbound_head = sorted(variables_of(rule.head) - set(bound))
-        if unbound_head:
-            raise GdlError(
-                f"{rule.source.where}: unsafe rule {rule.source}: head variable(s) "
-                f"{', '.join(unbound_head)} not bound by a positive literal"
+                key = constant(relation_key(atom), "K")
+                args = relation_args(atom)
+                if self.on_demand(relation_key(atom)) and position != delta_position:
+                    table = f"T{position}"
+                    prelude.append(f"{table} = db[{key}]")
+                    given = tuple(
+                        index for index, arg in enumerate(args) if variables_of(arg) <= set(bound)
+                    )
+                    values = (
+                        "("
+                        + "".join(term_expression(args[index], bound) + ", " for index in given)
+                        + ")"
+                    )
+                    lookup = f"{table}.lookup({given!r}, {values})"
+                    if len(given) == len(args):
+                        guard(lookup if positive else f"not {lookup}")
+                        continue
+                    pattern = _analyse_pattern(args, bound)
+                    fact = f"f{counters['fact']}"
+                    counters["fact"] += 1
+                    later = set(variables_of(rule.head))
+                    for other in order[step + 1 :]:
+                        later |= variables_of(rule.body[other])
+                    new_names = {variable for _, variable in pattern.binds}
+                    free_paths = [item for item in pattern.structure if item[0][0] not in given]
+                    checks = _checks(
+                        fact, free_paths, [item for item in pattern.keys if item[0][0] not in given]
+                    )
+                    if not pattern.equal and not checks and not (new_names & later):
+                        guard(lookup)
+                        continue
+                    emit(f"for {fact} in {lookup}:")
+                    loops += 1
+                    if checks:
+                        guard(" and ".join(checks))
+                    for path, other_path in pattern.equal:
+                        guard(f"{_access(fact, path)} == {_access(fact, other_path)}")
+                    for path, variable in pattern.binds:
+                        emit(f"{new_variable(variable)} = {_access(fact, path)}")
+                    continue
+                if not positive:
+                    facts = f"N{position}"
+                    prelude.append(f"{facts} = db[{key}].facts")
+                    guard(f"{args_expression(args, bound)} not in {facts}")
+                    continue
+                if variables_of(atom) <= set(bound) and position != delta_position:
+                    facts = f"F{position}"
+                    prelude.append(f"{facts} = db[{key}].facts")
+                    guard(f"{args_expression(args, bound)} in {facts}")
+                    continue
+                pattern = _analyse_pattern(args, bound)
+                fact = f"f{counters['fact']}"
+                counters["fact"] += 1
+                later: set[str] = set(variables_of(rule.head))
+                for other in order[step + 1 :]:
+                    later |= variables_of(rule.body[other])
+                if position == delta_position:
+                    checks = _checks(fact, pattern.structure, pattern.keys)
+                    emit(f"for {fact} in delta:")
+                    loops += 1
+                    if checks:
+                        guard(" and ".join(checks))
+                else:
+                    spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])
+                    index = f"I{position}"
+                    prelude.append(f"{index} = db[{key}].index({constant(spec, 'S')})")
+                    if not pattern.keys:
+                        lookup = index
+                    elif len(pattern.keys) == 1:
+                        lookup = f"{index}.get({pattern.keys[0][1]}, ())"
+                    else:
+                        values = ", ".join(value for _, value in pattern.keys)
+                        lookup = f"{index}.get(({values},), ())"
+                    new_names = {variable for _, variable in pattern.binds}
+                    if not pattern.equal and not (new_names & later):
+                        guard(lookup)  # only existence matters
+                        continue
+                    emit(f"for {fact} in {lookup}:")
+                    loops += 1
+                for path, other_path in pattern.equal:
+                    guard(f"{_access(fact, path)} == {_access(fact, other_path)}")
+                for path, variable in pattern.binds:
+                    emit(f"{new_variable(variable)} = {_access(fact, path)}")
+            else:
+                unbound_head = sorted(variables_of(rule.head) - set(bound))
+                if unbound_head:
+                    raise GdlError(
+                        f"{rule.source.where}: unsafe rule {rule.source}: head variable(s) "
+                        f"{', '.join(unbound_head)} not bound by a positive literal"
+                    )
+                emit(f"add({args_expression(relation_args(rule.head), bound)})")
+            body = ["    " + line for line in prelude] + lines
+            functions.append(
+                f"def {name}({', '.join(params)}):\n" + "\n".join(body or ["    pass"])
             )
-        head_args = args_expression(relation_args(rule.head), bound)
-        source.add(f"add({head_args})")
 
-        signature = "db, delta, add" if delta_position is not None else "db, add"
-        text = [f"def rule({signature}):"]
-        text += ["    " + line for line in prelude]
-        text += source.lines
+        build("rule", ["db", *extra, "add"] if extra else ["db", "add"], 0, {})
         try:
-            exec("\n".join(text), namespace)  # noqa: S102 - generated from parsed terms only
+            exec("\n\n".join(functions), namespace)  # noqa: S102 - generated from parsed terms only
         except (SyntaxError, KeyError) as error:  # pragma: no cover - a bug, not bad input
             raise GdlError(f"cannot compile {rule.source}: {error}") from error
         return namespace["rule"]  # type: ignore[return-value]

@@ -25,6 +25,42 @@ ROLE_KEY: RelationKey = ("role", 1)
 TERMINAL_KEY: RelationKey = "terminal"
 DYNAMIC_GUESS = 64.0
 CACHED_STATES = 32
+MATERIALISE_BUDGET = 30_000
+"""Facts a relation may reach before it is computed on demand instead."""
+TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
+
+
+class _TooLarge(Exception):
+    """A relation grew past the budget for materialising it."""
+
+
+class DemandTable:
+    """A relation computed on demand: facts matching given arguments, memoised.
+
+    Used for relations too large to materialise (for example "is square A
+    threatened from square B" over every pair), which the rules only ever
+    ask about with some arguments known.
+    """
+
+    __slots__ = ("engine", "key", "db", "memo")
+
+    def __init__(self, engine: Interpreter, key: RelationKey, db: dict) -> None:
+        self.engine = engine
+        self.key = key
+        self.db = db
+        self.memo: dict[tuple, list] = {}
+
+    def lookup(self, positions: tuple[int, ...], values: tuple) -> list:
+        """Every fact whose arguments at ``positions`` equal ``values``."""
+        memo_key = (positions, values)
+        found = self.memo.get(memo_key)
+        if found is None:
+            facts: set = set()
+            given = [values]
+            for function in self.engine._demand_functions(self.key, positions):
+                function(self.db, given, facts.add)
+            found = self.memo[memo_key] = list(facts)
+        return found
 
 
 class _StateContext:
@@ -47,8 +83,12 @@ class Interpreter:
         self.program: Program = analyse(rules)
         self._compiled: dict[int, list[CompiledRule]] = {}
         self._static: dict[RelationKey, Relation] = {}
-        self._compiler = RuleCompiler(self._estimate)
+        self._demand: set[RelationKey] = set()
+        self._tried: set[int] = set()
+        self._demand_compiled: dict[tuple, list] = {}
+        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
+        self._true_sample: Relation | None = None
 
         for key in (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY):
             if self.program.layer_of.get(key) == "move":
@@ -62,10 +102,9 @@ class Interpreter:
                 if component.layer == "static":
                     self._static.setdefault(key, Relation())
 
-        targets = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
         self._plans = {
             key: [self.program.components[i] for i in self.program.closure([key])]
-            for key in targets
+            for key in TARGET_KEYS
         }
         for plan in self._plans.values():
             for component in plan:
@@ -93,8 +132,22 @@ class Interpreter:
         return roles
 
     def _estimate(self, key: RelationKey, spec: IndexSpec | None) -> float:
-        relation = self._static.get(key)
-        if relation is None or self.program.layer_of.get(key) != "static":
+        """Expected matches of a literal: measured for static relations and for
+        ``true`` (on the initial state), guessed for the rest."""
+        if key == DOES_KEY:
+            return 1.0
+        if key == TRUE_KEY:
+            if self._true_sample is None:
+                init = self._static.get(INIT_KEY, Relation())
+                self._true_sample = Relation({(args[0],) for args in init.facts})
+            relation = self._true_sample
+        else:
+            relation = self._static.get(key)  # type: ignore[assignment]
+        if (
+            relation is None
+            or not isinstance(relation, Relation)
+            or (key != TRUE_KEY and self.program.layer_of.get(key) != "static")
+        ):
             keys = len(spec.key_paths) if spec is not None else 0
             return DYNAMIC_GUESS / (8.0**keys)
         if spec is None:
@@ -112,23 +165,59 @@ class Interpreter:
             self._compiled[component.index] = compiled
         return compiled
 
+    def _demand_functions(self, key: RelationKey, positions: tuple[int, ...]) -> list:
+        functions = self._demand_compiled.get((key, positions))
+        if functions is None:
+            component = self.program.components[self.program.component_of[key]]
+            functions = [self._compiler.compile_demand(rule, positions) for rule in component.rules]
+            self._demand_compiled[(key, positions)] = functions
+        return functions
+
+    def _may_be_on_demand(self, component: Component) -> bool:
+        """Only a plain, non-recursive relation that no query asks for in full."""
+        if component.recursive or not component.first_part or len(component.keys) != 1:
+            return False
+        (key,) = component.keys
+        if key in TARGET_KEYS or key in (TRUE_KEY, DOES_KEY):
+            return False
+        # Every part of the relation must be this one component.
+        return self.program.component_of.get(key) == component.index
+
     # -- evaluation -------------------------------------------------------------------
 
     def _evaluate(self, component: Component, db: dict[RelationKey, Relation]) -> None:
         """Compute the relations of one component into ``db``."""
         if component.keys <= {TRUE_KEY} or component.keys <= {DOES_KEY}:
             return
+        if component.keys & self._demand:
+            (key,) = component.keys
+            db[key] = DemandTable(self, key, db)
+            return
+        if component.index not in self._tried and self._may_be_on_demand(component):
+            self._tried.add(component.index)
+            (key,) = component.keys
+            try:
+                self._evaluate_within_budget(component, db, key)
+            except _TooLarge:
+                self._demand.add(key)
+                db[key] = DemandTable(self, key, db)
+            return
         rules = self._rules_of(component)
-        relations = {key: Relation() for key in component.keys}
-        db.update(relations)
+        if component.first_part:
+            relations = {key: Relation() for key in component.keys}
+            db.update(relations)
+        else:  # a later rule-level stratum adds to the relations of the earlier ones
+            relations = {key: db[key] for key in component.keys}
+            for relation in relations.values():
+                relation.invalidate()
         if not component.recursive:
             for compiled in rules:
                 compiled.naive(db, relations[compiled.rule.head_key].facts.add)
             return
         delta: dict[RelationKey, set] = {key: set() for key in component.keys}
         for compiled in rules:
-            if not compiled.deltas:
-                compiled.naive(db, delta[compiled.rule.head_key].add)
+            compiled.naive(db, delta[compiled.rule.head_key].add)
+        delta = {key: facts - relations[key].facts for key, facts in delta.items()}
         for key, facts in delta.items():
             relations[key].facts |= facts
         while any(delta.values()):
@@ -146,6 +235,22 @@ class Interpreter:
                 relations[key].facts |= facts
         for relation in relations.values():
             relation.invalidate()
+
+    def _evaluate_within_budget(
+        self, component: Component, db: dict[RelationKey, Relation], key: RelationKey
+    ) -> None:
+        relation = Relation()
+        db[key] = relation
+        facts = relation.facts
+        store = facts.add
+
+        def add(fact: tuple) -> None:
+            store(fact)
+            if len(facts) > MATERIALISE_BUDGET:
+                raise _TooLarge()
+
+        for compiled in self._rules_of(component):
+            compiled.naive(db, add)
 
     def _context(self, state: State) -> _StateContext:
         context = self._contexts.get(state)

@@ -108,6 +108,8 @@ class Component:
     layer: str
     recursive: bool
     depends_on: set[int] = field(default_factory=set)
+    first_part: bool = True
+    """False for the later parts of a relation split by rule-level stratification."""
 
 
 @dataclass(slots=True)
@@ -189,6 +191,79 @@ def _strongly_connected(
     return result
 
 
+def _rename(term: RawTerm, suffix: str) -> RawTerm:
+    if isinstance(term, str):
+        return term + suffix if term.startswith("?") else term
+    return tuple(_rename(part, suffix) for part in term)
+
+
+def _walk(term: RawTerm, binding: dict[str, RawTerm]) -> RawTerm:
+    while isinstance(term, str) and term.startswith("?") and term in binding:
+        term = binding[term]
+    return term
+
+
+def unifiable(left: RawTerm, right: RawTerm) -> bool:
+    """Whether two terms (variables renamed apart) have a common instance."""
+    binding: dict[str, RawTerm] = {}
+    stack = [(left, right)]
+    while stack:
+        a, b = stack.pop()
+        a, b = _walk(a, binding), _walk(b, binding)
+        if a == b:
+            continue
+        if isinstance(a, str) and a.startswith("?"):
+            binding[a] = b
+        elif isinstance(b, str) and b.startswith("?"):
+            binding[b] = a
+        elif isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+            stack.extend(zip(a, b, strict=True))
+        else:
+            return False
+    return True
+
+
+def _rule_edges(rules: list[FlatRule], keys: frozenset) -> dict[int, set[tuple[int, bool]]]:
+    """For each rule, the rules of the same component its body literals can use."""
+    edges: dict[int, set[tuple[int, bool]]] = {}
+    for number, rule in enumerate(rules):
+        for literal in rule.body:
+            positive, atom = literal_atom(literal)
+            if atom is None or relation_key(atom) not in keys:
+                continue
+            renamed = _rename(atom, "'")
+            for other, candidate in enumerate(rules):
+                if candidate.head_key == relation_key(atom) and unifiable(renamed, candidate.head):
+                    edges.setdefault(number, set()).add((other, positive))
+    return edges
+
+
+def _split_by_rules(rules: list[FlatRule], keys: frozenset) -> list[list[FlatRule]]:
+    """Order the rules of a component whose relations negate each other.
+
+    Relation-level stratification refuses ``(<= (goal r 100) (not (goal r 0)))``;
+    looked at rule by rule, the negated atom only comes from other rules, which
+    can be computed first. Raises when a rule-level cycle goes through negation.
+    """
+    edges = _rule_edges(rules, keys)
+    plain = {number: {other for other, _ in targets} for number, targets in edges.items()}
+    groups = _strongly_connected(list(range(len(rules))), plain)  # type: ignore[arg-type]
+    group_of = {member: index for index, group in enumerate(groups) for member in group}
+    for number, targets in edges.items():
+        for other, positive in targets:
+            if not positive and group_of[number] == group_of[other]:
+                raise GdlError(
+                    f"{rules[number].source.where}: negation is not stratified: "
+                    f"{rules[number].source} depends negatively on itself through a cycle"
+                )
+    return [[rules[member] for member in sorted(group)] for group in groups]  # type: ignore[index]
+
+
+def _is_recursive_part(rules: list[FlatRule], keys: frozenset) -> bool:
+    edges = _rule_edges(rules, keys)
+    return any(edges.values())
+
+
 def analyse(rules: Iterable[Rule]) -> Program:
     """Expand disjunctions, find strata and layers."""
     flat = expand_disjunctions(rules)
@@ -216,19 +291,16 @@ def analyse(rules: Iterable[Rule]) -> Program:
                 negative.add((head, key))
 
     groups = _strongly_connected(nodes, edges)
-    component_of: dict[RelationKey, int] = {}
-    for number, group in enumerate(groups):
-        for key in group:
-            component_of[key] = number
-
     layer_of: dict[RelationKey, str] = {}
     components: list[Component] = []
     rank = {"static": 0, "state": 1, "move": 2}
-    for number, group in enumerate(groups):
+    final_component: dict[RelationKey, int] = {}
+    for group in groups:
         keys = frozenset(group)
         member_rules = [rule for key in group for rule in rules_by_head.get(key, [])]
         depends: set[int] = set()
         layer = "static"
+        internal_negation = False
         recursive = len(group) > 1
         for key in group:
             if key == TRUE_KEY:
@@ -239,15 +311,23 @@ def analyse(rules: Iterable[Rule]) -> Program:
                 if child in keys:
                     recursive = True
                     if (key, child) in negative:
-                        raise GdlError(
-                            f"negation is not stratified: {key_name(key)} depends negatively "
-                            f"on {key_name(child)} within a recursive cycle"
-                        )
+                        internal_negation = True
                 else:
-                    depends.add(component_of[child])
+                    depends.add(final_component[child])
                     layer = max(layer, layer_of[child], key=rank.__getitem__)
         for key in group:
             layer_of[key] = layer
-        components.append(Component(number, keys, member_rules, layer, recursive, depends))
+        parts = _split_by_rules(member_rules, keys) if internal_negation else [member_rules]
+        for number, part in enumerate(parts):
+            index = len(components)
+            part_recursive = recursive if len(parts) == 1 else _is_recursive_part(part, keys)
+            component = Component(index, keys, part, layer, part_recursive, set(depends))
+            component.first_part = number == 0
+            if number:
+                component.depends_on.add(index - 1)
+            components.append(component)
+        for key in group:
+            final_component[key] = len(components) - 1
 
+    component_of = final_component
     return Program(flat, components, component_of, layer_of)
