@@ -5,11 +5,14 @@ Every game of ``../shared/conformance/games/`` either compiles or is refused wit
 interpreter). Every compiled game replays its reference trace exactly: at every step
 the state, each role's legal moves, the terminal flag and the goals match, the joint
 move leads to the next recorded state, and the recorded illegal probes are not legal.
+The fast paths (the generated playout loop and batches) agree with the single-state
+calls along random playouts of every compiled game.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -72,6 +75,41 @@ def trace_differences(engine: CompiledEngine, trace: dict) -> list[str]:
     return problems
 
 
+def fast_path_differences(engine: CompiledEngine, seed: int = 1) -> list[str]:
+    """Disagreements of the generated playout loop and of a batch with the calls on
+    single compact states, along a few random playouts."""
+    problems: list[str] = []
+    rng = random.Random(seed)
+    visited = [engine.initial_compact]
+    for playout in range(3):
+        joints: list[tuple[int, ...]] = []
+        result = engine.playout(engine.initial_compact, rng, limit=40, record=joints)
+        state = engine.initial_compact
+        for step, joint in enumerate(joints):
+            legal = engine.legal_indices(state)
+            if engine.terminal_compact(state) or any(
+                move not in moves for move, moves in zip(joint, legal, strict=True)
+            ):
+                problems.append(f"playout loop {playout}: illegal step {step}")
+                break
+            state = engine.next_compact(state, joint)
+            visited.append(state)
+        else:
+            if state != result.state or result.terminal != engine.terminal_compact(state):
+                problems.append(f"playout loop {playout}: end state differs")
+    runner = engine.batch(8 * ((len(visited) + 7) // 8))
+    slices = runner.pack(visited)
+    terminal, legal, _ = runner.evaluate(slices)
+    for i, state in enumerate(visited):
+        found = [[j for j, where in enumerate(role) if where >> i & 1] for role in legal]
+        if found != list(engine.legal_indices(state)) or bool(terminal >> i & 1) != (
+            engine.terminal_compact(state)
+        ):
+            problems.append(f"batch: state {i} differs")
+            break
+    return problems
+
+
 def _printed(terms) -> set[str]:
     return {to_ggp(term) for term in terms}
 
@@ -91,6 +129,7 @@ def _check(trace_path: Path) -> None:
         return
     trace = json.loads(trace_path.read_text(encoding="utf-8"))
     assert trace_differences(engine, trace) == []
+    assert fast_path_differences(engine) == []
 
 
 @pytest.mark.skipif(not TRACES, reason="the shared conformance corpus (../shared) is absent")
@@ -101,6 +140,7 @@ def test_small_games_compile_and_follow_their_traces(name: str) -> None:
     assert engine is not None
     trace = json.loads((CORPUS / "traces" / f"{name}.json").read_text(encoding="utf-8"))
     assert trace_differences(engine, trace) == []
+    assert fast_path_differences(engine) == []
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ the result instantiates every rule over all states the rules can possibly reach.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable
 
 import clingo
@@ -58,6 +59,39 @@ def encode_constant(name: str) -> str:
     """A GDL constant as an ASP string literal."""
     escaped = name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'"{escaped}"'
+
+
+_ASP_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|([(),])')
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def decode_arguments(text: str) -> tuple[RawTerm, ...]:
+    """The GDL terms encoded in the argument list of a printed ground atom.
+
+    ``t(("cell","1","b"))`` gives ``(("cell", "1", "b"),)``; reading the printed form
+    is much faster than walking clingo's symbol objects one call at a time.
+    """
+    start = text.find("(")
+    if start < 0:
+        return ()
+    stack: list[list[RawTerm]] = []
+    current: list[RawTerm] = []
+    for match in _ASP_TOKEN.finditer(text, start + 1):
+        string, mark = match.groups()
+        if string is not None:
+            if "\\" in string:
+                string = _UNESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), string)
+            current.append(string)
+        elif mark == "(":
+            stack.append(current)
+            current = []
+        elif mark == ")":
+            if not stack:
+                return tuple(current)
+            inner = tuple(current)
+            current = stack.pop()
+            current.append(inner)
+    raise CompileError(f"unexpected ground atom {text}")
 
 
 def decode_symbol(symbol: clingo.Symbol) -> RawTerm:

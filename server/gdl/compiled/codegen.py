@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .errors import GroundingTooLarge, check_deadline
 from .plan import Conj, Gate, Lit, Plan
 
 Ref = Callable[[int], str]
@@ -24,6 +25,9 @@ Ref = Callable[[int], str]
 
 MAX_INLINE_DEPTH = 25
 """Deeper expressions are stored in variables (CPython limits nesting)."""
+
+MAX_SOURCE = 8_000_000
+"""Larger generated modules are refused (compiling them would take too long)."""
 
 MAX_NESTING = 20
 """Deepest nesting of ``if`` blocks when outputs share literals."""
@@ -87,6 +91,7 @@ class GateWriter:
     """Writes the code that computes a set of gates."""
 
     def __init__(self, plan: Plan, var: str, incremental: bool) -> None:
+        self.deadline = plan.deadline
         self.plan = plan
         self.var = var
         self.incremental = incremental
@@ -126,7 +131,9 @@ class GateWriter:
         blocks: dict[int, list[str]] = {}
         global_lines: list[str] = []
         done: set[int] = set()
-        for gid in ordered:
+        for count, gid in enumerate(ordered):
+            if count & 255 == 255:
+                check_deadline(self.deadline, "generating code")
             if gid in done:
                 continue
             gate = gates[gid]
@@ -136,7 +143,7 @@ class GateWriter:
                 members = [m for m in gate.component if m in gate_ids]
                 done.update(members)
                 lines = self._fixpoint(members)
-                if self.incremental and region < 0:
+                if self.incremental and region < 0 and gate.support:
                     lines = [f"if ch & {gate.support}:"] + _indent(lines)
                 target.extend(lines)
                 continue
@@ -156,7 +163,7 @@ class GateWriter:
                 self.depth[gid] = level
                 continue
             line = f"g{gid} = {expr}"
-            if self.incremental and region < 0 and len(gate.bodies) > 1:
+            if self.incremental and region < 0 and len(gate.bodies) > 1 and gate.support:
                 target.extend([f"if ch & {gate.support}:", "    " + line])
             else:
                 target.append(line)
@@ -331,9 +338,48 @@ def _next_lines(
         kill = " | ".join(f"Q{r}[m{r}]" for r in roles)
         expr += f" | {state} & {tables.frame} & ~({kill})"
     lines = [f"n = {expr}"]
-    items: list[tuple[Conj | None, str]] = [(body, f"n |= {bit}") for body, bit in tables.general]
-    lines += items_code(items, var, writer.ref)
+    # rule bodies that need one particular move: dispatch on the move index
+    owner: dict[int, tuple[int, int]] = {}
+    network = plan.network
+    for r in roles:
+        for j in range(len(network.moves[r])):
+            owner[network.does_bit(r, j)] = (r, j)
+    by_move: dict[int, dict[int, list[tuple[Conj | None, str]]]] = {}
+    rest: list[tuple[Conj | None, str]] = []
+    for body, bit in tables.general:
+        key = next((lit for lit in sorted(body) if lit[0] == "p" and lit[1] in owner), None)
+        if key is None:
+            rest.append((body, f"n |= {bit}"))
+            continue
+        r, j = owner[key[1]]
+        by_move.setdefault(r, {}).setdefault(j, []).append((body - {key}, f"n |= {bit}"))
+    for r, moves in sorted(by_move.items()):
+        lines += _dispatch(f"m{r}", sorted(moves), moves, var, writer.ref)
+    lines += items_code(rest, var, writer.ref)
     return lines
+
+
+def _dispatch(
+    index: str,
+    keys: list[int],
+    items: dict[int, list[tuple[Conj | None, str]]],
+    var: str,
+    ref: Ref,
+) -> list[str]:
+    """Run the items of the move ``index`` holds, by binary search over ``keys``."""
+    if len(keys) <= 2:
+        lines: list[str] = []
+        for position, key in enumerate(keys):
+            lines.append(f"{'if' if position == 0 else 'elif'} {index} == {key}:")
+            lines.extend(_indent(items_code(items[key], var, ref) or ["pass"]))
+        return lines
+    middle = len(keys) // 2
+    return (
+        [f"if {index} < {keys[middle]}:"]
+        + _indent(_dispatch(index, keys[:middle], items, var, ref))
+        + ["else:"]
+        + _indent(_dispatch(index, keys[middle:], items, var, ref))
+    )
 
 
 def _cond(value: Conj | None | bool, writer: GateWriter) -> str:
@@ -344,11 +390,15 @@ def _cond(value: Conj | None | bool, writer: GateWriter) -> str:
     return conj_code(value, writer.var, writer.ref)
 
 
-def compile_plan(plan: Plan) -> dict[str, Any]:
+def compile_plan(plan: Plan, deadline: float = float("inf")) -> dict[str, Any]:
     """Generate, compile and run the module; returns its namespace."""
     network = plan.network
     assert plan.next is not None
+    plan.deadline = deadline
     source = generate(plan)
+    check_deadline(deadline, "generating code")
+    if len(source) > MAX_SOURCE:
+        raise GroundingTooLarge(f"the generated code would exceed {MAX_SOURCE} characters")
     namespace: dict[str, Any] = {"__source__": source}
     for r in range(len(network.roles)):
         namespace[f"D{r}"] = tuple(network.does_bit(r, j) for j in range(len(network.moves[r])))

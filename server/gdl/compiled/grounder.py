@@ -15,7 +15,7 @@ import clingo
 
 from ..parser import Rule
 from ..terms import RawTerm
-from .asp import KEYWORD_PREDICATES, RelationKey, Translator, decode_symbol
+from .asp import KEYWORD_PREDICATES, RelationKey, Translator, decode_arguments
 from .errors import CompileError, GroundingTooLarge, GroundingTooSlow
 
 READ_BACK = frozenset(KEYWORD_PREDICATES.values())
@@ -51,7 +51,7 @@ class _Collector:
         self.rules.append((head[0], tuple(body)))
         if len(self.rules) > self.max_rules:
             self.stop(GroundingTooLarge(f"more than {self.max_rules} ground rules"))
-        if len(self.rules) & 1023 == 0 and time.perf_counter() > self.deadline:
+        if len(self.rules) & 1023 == 0 and time.thread_time() > self.deadline:
             self.stop(GroundingTooSlow("grounding took longer than the time limit"))
 
     def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
@@ -88,7 +88,7 @@ def ground(rules: list[Rule], *, max_rules: int, deadline: float) -> GroundProgr
             raise
         detail = messages[0].splitlines() if messages else [str(error)]
         raise CompileError("the grounder refused the rules: " + " ".join(detail)) from error
-    if time.perf_counter() > deadline:
+    if time.thread_time() > deadline:
         raise GroundingTooSlow("grounding took longer than the time limit")
 
     program = GroundProgram(choices=collector.choices, rules=collector.rules)
@@ -97,7 +97,7 @@ def ground(rules: list[Rule], *, max_rules: int, deadline: float) -> GroundProgr
         name = symbol.name
         key = keys[name]
         # only the GDL keyword relations are read back; the others keep no arguments
-        args = tuple(decode_symbol(arg) for arg in symbol.arguments) if name in READ_BACK else ()
+        args = decode_arguments(str(symbol)) if name in READ_BACK else ()
         if atom == 0:
             program.facts.append((key, args))
         else:

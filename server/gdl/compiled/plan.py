@@ -84,6 +84,7 @@ class Plan:
     next: NextTables | None = None
     next_gates: set[int] = field(default_factory=set)
     state_gates: set[int] = field(default_factory=set)
+    deadline: float = float("inf")
 
     def uses(self, gate_ids: set[int]) -> Counter:
         """How often each gate is read by the bodies of the given gates."""
@@ -220,11 +221,13 @@ def build_plan(network: Network, deadline: float = float("inf")) -> Plan:
 
     check_deadline(deadline, "planning the generated code")
     _inline_move_gates(plan, fluent_mask)
-    plan.next = _next_tables(network, plan)
+    plan.next = _next_tables(network, plan, deadline)
     _classify(plan)
     check_deadline(deadline, "planning the generated code")
     _regions(plan, fluent_mask)
+    check_deadline(deadline, "planning the generated code")
     next_id = _split(plan, next_id)
+    check_deadline(deadline, "planning the generated code")
     _drop_aliases(plan)
     return plan
 
@@ -241,7 +244,7 @@ def _support(body: Conj, gates: dict[int, Gate], fluent_mask: int) -> int:
     return support
 
 
-def _next_tables(network: Network, plan: Plan) -> NextTables:
+def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
     roles = range(len(network.roles))
     role_masks = [((1 << len(network.moves[r])) - 1) << network.does_base[r] for r in roles]
     keep = [[0] * len(network.moves[r]) for r in roles]
@@ -262,20 +265,14 @@ def _next_tables(network: Network, plan: Plan) -> NextTables:
         return found
 
     def moves_matching(r: int, lits: Conj) -> list[int]:
-        out = []
-        for j in range(len(network.moves[r])):
-            bit = network.does_bit(r, j)
-            ok = True
-            for kind, value in lits:
-                if kind == "p" and value != bit:
-                    ok = False
-                elif kind == "n" and value == bit:
-                    ok = False
-                elif kind == "a" and not value & bit:
-                    ok = False
-            if ok:
-                out.append(j)
-        return out
+        mask = role_masks[r]
+        for kind, value in lits:
+            if kind == "n":
+                mask &= ~value
+            else:
+                mask &= value
+        base = network.does_base[r]
+        return [b.bit_length() - 1 - base for b in _bits(mask)]
 
     kill = [[0] * len(network.moves[r]) for r in roles]
     frame = 0
@@ -283,6 +280,8 @@ def _next_tables(network: Network, plan: Plan) -> NextTables:
     for mask in role_masks:
         does_mask |= mask
     for k, value in network.next:
+        if k & 63 == 63:
+            check_deadline(deadline, "planning the next state")
         bit = 1 << k
         if value is True:
             constant |= bit
@@ -303,9 +302,9 @@ def _next_tables(network: Network, plan: Plan) -> NextTables:
                 frame |= bit
                 for _, v in rest:
                     for r in roles:
-                        for j in range(len(network.moves[r])):
-                            if network.does_bit(r, j) & v:
-                                kill[r][j] |= bit
+                        base = network.does_base[r]
+                        for b in _bits(v & role_masks[r]):
+                            kill[r][b.bit_length() - 1 - base] |= bit
                 continue
             inputs = frozenset(lit for lit in body if lit[0] in ("p", "n", "a"))
             if len(inputs) == len(body):
@@ -428,7 +427,16 @@ def _regions(plan: Plan, fluent_mask: int) -> None:
     masks: dict[int, int] = defaultdict(int)
     for b in range(n):
         masks[find(b)] |= 1 << b
-    plan.regions = sorted((m for m in masks.values() if m & (m - 1)), key=lambda m: m & -m)
+    found = sorted((m for m in masks.values() if m & (m - 1)), key=lambda m: m & -m)
+    # neighbouring small regions (a column of cells, say) share one test
+    target = max(REGION_MIN, int(2 * n**0.5))
+    merged: list[int] = []
+    for mask in found:
+        if merged and (merged[-1] | mask).bit_count() <= target:
+            merged[-1] |= mask
+        else:
+            merged.append(mask)
+    plan.regions = merged
     region_of = {m: i for i, m in enumerate(plan.regions)}
     by_bit: dict[int, int] = {}
     for mask, i in region_of.items():
@@ -501,53 +509,49 @@ def _split(plan: Plan, next_id: int) -> int:
 
 
 def _drop_aliases(plan: Plan) -> None:
-    """A gate defined as exactly another gate, or with the same bodies as another
-    gate, is replaced by that gate everywhere."""
-    for _ in range(10):
-        if not _drop_aliases_once(plan):
-            break
-
-
-def _drop_aliases_once(plan: Plan) -> bool:
+    """A gate defined as exactly another gate, or with the same bodies as an earlier
+    gate, is replaced by that gate everywhere (one pass, dependencies first)."""
     alias: dict[int, int] = {}
     seen: dict[frozenset[Conj], int] = {}
-    for gid in sorted(plan.gates):
-        gate = plan.gates[gid]
+
+    def resolve(gid: int) -> int:
+        visited = set()
+        while gid in alias and gid not in visited:
+            visited.add(gid)
+            gid = alias[gid]
+        return gid
+
+    def fix(conj: Conj) -> Conj:
+        for kind, v in conj:
+            if kind in ("g", "!") and v in alias:
+                break
+        else:
+            return conj
+        return frozenset(
+            (kind, resolve(v)) if kind in ("g", "!") else (kind, v) for kind, v in conj
+        )
+
+    for gate in sorted(plan.gates.values(), key=lambda g: (g.order, g.id)):
+        if alias:
+            gate.bodies = [fix(body) for body in gate.bodies]
         if gate.component:
             continue
         if len(gate.bodies) == 1 and len(gate.bodies[0]) == 1:
             ((kind, target),) = tuple(gate.bodies[0])
             if kind == "g":
-                alias[gid] = target
+                alias[gate.id] = target
                 continue
         key = frozenset(gate.bodies)
         if key in seen:
             canonical = plan.gates[seen[key]]
             if canonical.region < 0:
                 canonical.region = gate.region
-            alias[gid] = canonical.id
+            alias[gate.id] = canonical.id
         else:
-            seen[key] = gid
-
-    def resolve(gid: int) -> int:
-        seen = set()
-        while gid in alias and gid not in seen:
-            seen.add(gid)
-            gid = alias[gid]
-        return gid
-
+            seen[key] = gate.id
     if not alias:
-        return False
+        return
 
-    def fix(conj: Conj) -> Conj:
-        if not any(kind in ("g", "!") and v in alias for kind, v in conj):
-            return conj
-        return frozenset(
-            (kind, resolve(v)) if kind in ("g", "!") else (kind, v) for kind, v in conj
-        )
-
-    for gate in plan.gates.values():
-        gate.bodies = [fix(body) for body in gate.bodies]
     plan.legal = [[(None if c is None else fix(c), j) for c, j in items] for items in plan.legal]
     plan.goals = [[(None if c is None else fix(c), k) for c, k in items] for items in plan.goals]
     if isinstance(plan.terminal, frozenset):
@@ -562,4 +566,3 @@ def _drop_aliases_once(plan: Plan) -> bool:
         if gid in plan.next_gates:
             plan.next_gates.discard(gid)
             plan.next_gates.add(target)
-    return True
