@@ -132,7 +132,7 @@ class GateWriter:
         global_lines: list[str] = []
         done: set[int] = set()
         for count, gid in enumerate(ordered):
-            if count & 255 == 255:
+            if count & 31 == 31:
                 check_deadline(self.deadline, "generating code")
             if gid in done:
                 continue
@@ -191,9 +191,14 @@ class GateWriter:
 
 
 def items_code(
-    items: list[tuple[Conj | None, str]], var: str, ref: Ref, depth: int = 0
+    items: list[tuple[Conj | None, str]],
+    var: str,
+    ref: Ref,
+    depth: int = 0,
+    deadline: float = float("inf"),
 ) -> list[str]:
     """Actions under their conditions, nesting the literals that many share."""
+    check_deadline(deadline, "generating code")
     lines: list[str] = []
     remaining = [(c if c is not None else frozenset(), a) for c, a in items]
     while remaining:
@@ -215,7 +220,7 @@ def items_code(
         group = [(conj - {lit}, a) for conj, a in remaining if lit in conj]
         remaining = [(conj, a) for conj, a in remaining if lit not in conj]
         lines.append(f"if {conj_code(frozenset({lit}), var, ref)}:")
-        lines.extend(_indent(items_code(group, var, ref, depth + 1)))  # type: ignore[arg-type]
+        lines.extend(_indent(items_code(group, var, ref, depth + 1, deadline)))  # type: ignore[arg-type]
     return lines
 
 
@@ -245,7 +250,7 @@ def generate(plan: Plan) -> str:
         for r in role_list:
             lines.append(f"L{r} = []")
             items = [(c, f"L{r}.append({j})") for c, j in plan.legal[r]]
-            lines.extend(items_code(items, writer.var, writer.ref))
+            lines.extend(items_code(items, writer.var, writer.ref, deadline=plan.deadline))
             if sort:
                 lines.append(f"L{r}.sort()")
         return lines
@@ -275,7 +280,7 @@ def generate(plan: Plan) -> str:
     for r in roles:
         lines.append(f"G{r} = []")
         items = [(c, f"G{r}.append({k})") for c, k in plan.goals[r]]
-        lines.extend(items_code(items, "s", writer.ref))
+        lines.extend(items_code(items, "s", writer.ref, deadline=plan.deadline))
         lines.append(f"G{r}.sort()")
     function("goals", "s", lines + ["return (" + "".join(f"G{r}, " for r in roles) + ")"])
 
@@ -290,7 +295,7 @@ def generate(plan: Plan) -> str:
     function("next", args, lines + ["return n"])
 
     # the playout loop
-    body = ["ch = -1", "steps = 0", "while steps < limit:"]
+    body = ["ch = -1", "steps = 0", "while True:"]
     state_writer = GateWriter(plan, "s", incremental=True)
     roots = conjs([plan.terminal]) + legal_roots + general_roots
     # state gates that next-part gates read must stay variables: count them twice
@@ -304,6 +309,8 @@ def generate(plan: Plan) -> str:
     loop = state_writer.write(needed, Counter(_gate_refs(roots) + from_next * 2), regional=True)
     loop.append(f"if {_cond(plan.terminal, state_writer)}:")
     loop.append("    return s, steps, True")
+    loop.append("if steps >= limit:")
+    loop.append("    return s, steps, False")
     loop += legal_lines(state_writer, roles, sort=False)
     loop.append("if " + " or ".join(f"not L{r}" for r in roles) + ":")
     loop.append("    return s, steps, False")
@@ -321,7 +328,6 @@ def generate(plan: Plan) -> str:
     loop += _next_lines(plan, next_writer, roles, "X", "s")
     loop += ["ch = s ^ n", "s = n", "steps += 1"]
     body += _indent(loop)
-    body.append("return s, steps, False")
     function("playout", "s, rnd, limit, record", body)
     return "\n".join(out)
 
@@ -354,8 +360,8 @@ def _next_lines(
         r, j = owner[key[1]]
         by_move.setdefault(r, {}).setdefault(j, []).append((body - {key}, f"n |= {bit}"))
     for r, moves in sorted(by_move.items()):
-        lines += _dispatch(f"m{r}", sorted(moves), moves, var, writer.ref)
-    lines += items_code(rest, var, writer.ref)
+        lines += _dispatch(f"m{r}", sorted(moves), moves, var, writer.ref, plan.deadline)
+    lines += items_code(rest, var, writer.ref, deadline=plan.deadline)
     return lines
 
 
@@ -365,20 +371,22 @@ def _dispatch(
     items: dict[int, list[tuple[Conj | None, str]]],
     var: str,
     ref: Ref,
+    deadline: float,
 ) -> list[str]:
     """Run the items of the move ``index`` holds, by binary search over ``keys``."""
     if len(keys) <= 2:
         lines: list[str] = []
         for position, key in enumerate(keys):
             lines.append(f"{'if' if position == 0 else 'elif'} {index} == {key}:")
-            lines.extend(_indent(items_code(items[key], var, ref) or ["pass"]))
+            code = items_code(items[key], var, ref, deadline=deadline)
+            lines.extend(_indent(code or ["pass"]))
         return lines
     middle = len(keys) // 2
     return (
         [f"if {index} < {keys[middle]}:"]
-        + _indent(_dispatch(index, keys[:middle], items, var, ref))
+        + _indent(_dispatch(index, keys[:middle], items, var, ref, deadline))
         + ["else:"]
-        + _indent(_dispatch(index, keys[middle:], items, var, ref))
+        + _indent(_dispatch(index, keys[middle:], items, var, ref, deadline))
     )
 
 

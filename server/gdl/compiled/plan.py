@@ -38,6 +38,9 @@ REGION_MIN = 8
 SPLIT_MIN = 4
 """An OR gate with at least this many bodies is split by region."""
 
+MAX_MOVE_GATE_BODIES = 64
+"""Gates over moves with more bodies than this stay gates instead of being inlined."""
+
 CHUNK_MIN = 12
 """Bodies left over after splitting by region are cut into chunks from this many on."""
 
@@ -220,7 +223,7 @@ def build_plan(network: Network, deadline: float = float("inf")) -> Plan:
     plan.legal = new_legal
 
     check_deadline(deadline, "planning the generated code")
-    _inline_move_gates(plan, fluent_mask)
+    _inline_move_gates(plan, fluent_mask, deadline)
     plan.next = _next_tables(network, plan, deadline)
     _classify(plan)
     check_deadline(deadline, "planning the generated code")
@@ -280,8 +283,7 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
     for mask in role_masks:
         does_mask |= mask
     for k, value in network.next:
-        if k & 63 == 63:
-            check_deadline(deadline, "planning the next state")
+        check_deadline(deadline, "planning the next state")
         bit = 1 << k
         if value is True:
             constant |= bit
@@ -320,7 +322,7 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
     return NextTables(persist, constant, keep, sets, general, frame, kill)
 
 
-def _inline_move_gates(plan: Plan, fluent_mask: int) -> None:
+def _inline_move_gates(plan: Plan, fluent_mask: int, deadline: float) -> None:
     """Replace gates that only test moves by the move literals themselves.
 
     ``(changed 1 2 3)`` defined as "some role plays (mark 2 3) on grid 1" becomes
@@ -329,18 +331,24 @@ def _inline_move_gates(plan: Plan, fluent_mask: int) -> None:
     """
     network = plan.network
 
+    known: dict[int, bool] = {}
+
     def move_only(gid: int) -> bool:
-        gate = plan.gates.get(gid)
-        return (
-            gate is not None
-            and gid in network.does_dependent
-            and not gate.component
-            and all(
-                kind in ("p", "a", "n") and not v & fluent_mask
-                for b in gate.bodies
-                for kind, v in b
+        found = known.get(gid)
+        if found is None:
+            gate = plan.gates.get(gid)
+            found = known[gid] = (
+                gate is not None
+                and gid in network.does_dependent
+                and not gate.component
+                and len(gate.bodies) <= MAX_MOVE_GATE_BODIES
+                and all(
+                    kind in ("p", "a", "n") and not v & fluent_mask
+                    for b in gate.bodies
+                    for kind, v in b
+                )
             )
-        )
+        return found
 
     def expand(body: Conj) -> list[Conj]:
         for lit in sorted(body):
@@ -359,13 +367,17 @@ def _inline_move_gates(plan: Plan, fluent_mask: int) -> None:
     for gid in in_order:
         if gid not in network.does_dependent:
             continue
+        check_deadline(deadline, "planning the next state")
         gate = plan.gates.get(gid)
         if gate is None or gate.component:
             continue
         bodies = [out for body in gate.bodies for out in expand(body)]
+        if len(bodies) > MAX_MOVE_GATE_BODIES * max(1, len(gate.bodies)):
+            continue
         if any(not b for b in bodies):
             bodies = [frozenset()]
         gate.bodies = list(dict.fromkeys(bodies))
+        known.pop(gid, None)
 
 
 def _classify(plan: Plan) -> None:
