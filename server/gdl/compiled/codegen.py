@@ -129,8 +129,18 @@ class GateWriter:
                 users[v] = gid
         ordered = sorted(gate_ids, key=lambda g: (gates[g].order, g))
         blocks: dict[int, list[str]] = {}
-        global_lines: list[str] = []
+        # global gates, each with its guard (0: computed every step)
+        global_parts: list[tuple[int, list[str]]] = []
+        volatile = self.plan.volatile
         done: set[int] = set()
+
+        def guard(gate: Gate) -> int:
+            """The bits whose change forces the gate to be recomputed; 0 when a bit
+            that changes on most moves is among them (the test would not pay)."""
+            if not self.incremental or not gate.support or gate.support & volatile:
+                return 0
+            return gate.support
+
         for count, gid in enumerate(ordered):
             if count & 31 == 31:
                 check_deadline(self.deadline, "generating code")
@@ -138,14 +148,14 @@ class GateWriter:
                 continue
             gate = gates[gid]
             region = gate.region if regional else -1
-            target = blocks.setdefault(region, []) if region >= 0 else global_lines
             if gate.component:
                 members = [m for m in gate.component if m in gate_ids]
                 done.update(members)
                 lines = self._fixpoint(members)
-                if self.incremental and region < 0 and gate.support:
-                    lines = [f"if ch & {gate.support}:"] + _indent(lines)
-                target.extend(lines)
+                if region >= 0:
+                    blocks.setdefault(region, []).extend(lines)
+                else:
+                    global_parts.append((guard(gate), lines))
                 continue
             done.add(gid)
             expr = or_code(gate.bodies, self.var, self.ref)
@@ -157,16 +167,16 @@ class GateWriter:
                 and (gates[user].region if regional else -1) == region
                 and not gates[user].component
             ) or (user is None and region < 0)
-            keep = self.incremental and region < 0 and len(gate.bodies) > 1
+            keep = region < 0 and len(gate.bodies) > 1 and guard(gate) != 0
             if uses[gid] == 1 and same_place and level < MAX_INLINE_DEPTH and not keep:
                 self.inlined[gid] = expr
                 self.depth[gid] = level
                 continue
             line = f"g{gid} = {expr}"
-            if self.incremental and region < 0 and len(gate.bodies) > 1 and gate.support:
-                target.extend([f"if ch & {gate.support}:", "    " + line])
+            if region >= 0:
+                blocks.setdefault(region, []).append(line)
             else:
-                target.append(line)
+                global_parts.append((guard(gate) if len(gate.bodies) > 1 else 0, [line]))
         out: list[str] = []
         for region in sorted(blocks):
             if self.incremental:
@@ -174,7 +184,18 @@ class GateWriter:
                 out.extend(_indent(blocks[region]))
             else:
                 out.extend(blocks[region])
-        return out + global_lines
+        # consecutive gates with the same guard share one test
+        previous = None
+        for mask, lines in global_parts:
+            if not mask:
+                out.extend(lines)
+                previous = None
+                continue
+            if mask != previous:
+                out.append(f"if ch & {mask}:")
+                previous = mask
+            out.extend(_indent(lines))
+        return out
 
     def _fixpoint(self, members: list[int]) -> list[str]:
         gates = self.plan.gates

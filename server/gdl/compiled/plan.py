@@ -88,6 +88,7 @@ class Plan:
     next_gates: set[int] = field(default_factory=set)
     state_gates: set[int] = field(default_factory=set)
     deadline: float = float("inf")
+    volatile: int = 0
 
     def uses(self, gate_ids: set[int]) -> Counter:
         """How often each gate is read by the bodies of the given gates."""
@@ -225,6 +226,11 @@ def build_plan(network: Network, deadline: float = float("inf")) -> Plan:
     check_deadline(deadline, "planning the generated code")
     _inline_move_gates(plan, fluent_mask, deadline)
     plan.next = _next_tables(network, plan, deadline)
+    steady = plan.next.persist | plan.next.frame
+    for role_keep in plan.next.keep:
+        for mask in role_keep:
+            steady |= mask
+    plan.volatile = fluent_mask & ~steady
     _classify(plan)
     check_deadline(deadline, "planning the generated code")
     _regions(plan, fluent_mask)

@@ -8,7 +8,7 @@ states); ``next`` and what depends on ``does`` once per joint move.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import GdlError
 from ..parser import Rule
@@ -39,28 +39,86 @@ class DemandTable:
 
     Used for relations too large to materialise (for example "is square A
     threatened from square B" over every pair), which the rules only ever
-    ask about with some arguments known.
+    ask about with some arguments known. Tables of one recursive component
+    share a :class:`_Tabling` solver.
     """
 
-    __slots__ = ("engine", "key", "db", "memo")
+    __slots__ = ("engine", "key", "db", "memo", "solver")
 
-    def __init__(self, engine: Interpreter, key: RelationKey, db: dict) -> None:
+    def __init__(
+        self, engine: Interpreter, key: RelationKey, db: dict, solver: _Tabling | None = None
+    ) -> None:
         self.engine = engine
         self.key = key
         self.db = db
         self.memo: dict[tuple, list] = {}
+        self.solver = solver
 
     def lookup(self, positions: tuple[int, ...], values: tuple) -> list:
         """Every fact whose arguments at ``positions`` equal ``values``."""
         memo_key = (positions, values)
         found = self.memo.get(memo_key)
-        if found is None:
-            facts: set = set()
-            given = [values]
-            for function in self.engine._demand_functions(self.key, positions):
-                function(self.db, given, facts.add)
-            found = self.memo[memo_key] = list(facts)
+        if found is not None:
+            return found
+        if self.solver is not None:
+            return self.solver.lookup(self, memo_key)
+        facts: set = set()
+        given = [values]
+        add = self.engine._counted(facts)
+        for function in self.engine._demand_functions(self.key, positions):
+            function(self.db, given, add)
+        found = self.memo[memo_key] = list(facts)
         return found
+
+
+class _Tabling:
+    """Answers calls into a recursive component by iterating to a fixpoint.
+
+    While a fixpoint runs, a call returns the answers found so far and records
+    the call; passes repeat until neither answers nor calls grow.
+    """
+
+    __slots__ = ("engine", "active", "answers", "calls", "grew")
+
+    def __init__(self, engine: Interpreter) -> None:
+        self.engine = engine
+        self.active = False
+        self.answers: dict[tuple, set] = {}
+        self.calls: list[tuple[DemandTable, tuple]] = []
+        self.grew = False
+
+    def lookup(self, table: DemandTable, memo_key: tuple) -> list:
+        call = (table.key, memo_key)
+        if self.active:
+            answers = self.answers.get(call)
+            if answers is None:
+                answers = self.answers[call] = set()
+                self.calls.append((table, memo_key))
+                self.grew = True
+            return list(answers)
+        self.active = True
+        self.answers = {call: set()}
+        self.calls = [(table, memo_key)]
+        try:
+            while True:
+                self.grew = False
+                for caller, (positions, values) in list(self.calls):
+                    answers = self.answers[(caller.key, (positions, values))]
+                    before = len(answers)
+                    add = self.engine._counted(answers)
+                    for function in self.engine._demand_functions(caller.key, positions):
+                        function(caller.db, [values], add)
+                    if len(answers) != before:
+                        self.grew = True
+                if not self.grew:
+                    break
+            for caller, key in self.calls:
+                caller.memo[key] = list(self.answers[(caller.key, key)])
+        finally:
+            self.active = False
+            self.answers = {}
+            self.calls = []
+        return table.memo[memo_key]
 
 
 class _StateContext:
@@ -85,6 +143,7 @@ class Interpreter:
         self._static: dict[RelationKey, Relation] = {}
         self._demand: set[RelationKey] = set()
         self._tried: set[int] = set()
+        self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
@@ -169,19 +228,24 @@ class Interpreter:
         functions = self._demand_compiled.get((key, positions))
         if functions is None:
             component = self.program.components[self.program.component_of[key]]
-            functions = [self._compiler.compile_demand(rule, positions) for rule in component.rules]
+            functions = [
+                self._compiler.compile_demand(rule, positions)
+                for rule in component.rules
+                if rule.head_key == key
+            ]
             self._demand_compiled[(key, positions)] = functions
         return functions
 
     def _may_be_on_demand(self, component: Component) -> bool:
-        """Only a plain, non-recursive relation that no query asks for in full."""
-        if component.recursive or not component.first_part or len(component.keys) != 1:
+        """Relations that no query asks for in full, not split into rule-level strata."""
+        if not component.first_part:
             return False
-        (key,) = component.keys
-        if key in TARGET_KEYS or key in (TRUE_KEY, DOES_KEY):
-            return False
-        # Every part of the relation must be this one component.
-        return self.program.component_of.get(key) == component.index
+        for key in component.keys:
+            if key in TARGET_KEYS or key in (TRUE_KEY, DOES_KEY):
+                return False
+            if self.program.component_of.get(key) != component.index:
+                return False
+        return True
 
     # -- evaluation -------------------------------------------------------------------
 
@@ -190,18 +254,43 @@ class Interpreter:
         if component.keys <= {TRUE_KEY} or component.keys <= {DOES_KEY}:
             return
         if component.keys & self._demand:
-            (key,) = component.keys
-            db[key] = DemandTable(self, key, db)
+            self._install_tables(component, db)
             return
         if component.index not in self._tried and self._may_be_on_demand(component):
             self._tried.add(component.index)
-            (key,) = component.keys
+            outer_budget = self._budget
+            self._budget = MATERIALISE_BUDGET
             try:
-                self._evaluate_within_budget(component, db, key)
+                self._materialise(component, db)
             except _TooLarge:
-                self._demand.add(key)
-                db[key] = DemandTable(self, key, db)
+                self._demand.update(component.keys)
+                self._install_tables(component, db)
+            finally:
+                self._budget = outer_budget
             return
+        self._materialise(component, db)
+
+    def _counted(self, target: set) -> Callable[[tuple], None]:
+        """``target.add``, or while a budget runs, an add that spends it."""
+        if self._budget is None:
+            return target.add
+        store = target.add
+
+        def add(fact: tuple) -> None:
+            store(fact)
+            self._budget -= 1  # type: ignore[operator]
+            if self._budget < 0:  # type: ignore[operator]
+                raise _TooLarge()
+
+        return add
+
+    def _install_tables(self, component: Component, db: dict) -> None:
+        solver = _Tabling(self) if component.recursive else None
+        for key in component.keys:
+            db[key] = DemandTable(self, key, db, solver)  # type: ignore[assignment]
+
+    def _materialise(self, component: Component, db: dict) -> None:
+        """Bottom-up, semi-naive; while a budget runs, give up past that many derivations."""
         rules = self._rules_of(component)
         if component.first_part:
             relations = {key: Relation() for key in component.keys}
@@ -210,13 +299,14 @@ class Interpreter:
             relations = {key: db[key] for key in component.keys}
             for relation in relations.values():
                 relation.invalidate()
+        adder = self._counted
         if not component.recursive:
             for compiled in rules:
-                compiled.naive(db, relations[compiled.rule.head_key].facts.add)
+                compiled.naive(db, adder(relations[compiled.rule.head_key].facts))
             return
         delta: dict[RelationKey, set] = {key: set() for key in component.keys}
         for compiled in rules:
-            compiled.naive(db, delta[compiled.rule.head_key].add)
+            compiled.naive(db, adder(delta[compiled.rule.head_key]))
         delta = {key: facts - relations[key].facts for key, facts in delta.items()}
         for key, facts in delta.items():
             relations[key].facts |= facts
@@ -226,7 +316,7 @@ class Interpreter:
             found: dict[RelationKey, set] = {key: set() for key in component.keys}
             delta_lists = {key: list(facts) for key, facts in delta.items()}
             for compiled in rules:
-                add = found[compiled.rule.head_key].add
+                add = adder(found[compiled.rule.head_key])
                 for key, variant in compiled.deltas:
                     if delta_lists[key]:
                         variant(db, delta_lists[key], add)
@@ -235,22 +325,6 @@ class Interpreter:
                 relations[key].facts |= facts
         for relation in relations.values():
             relation.invalidate()
-
-    def _evaluate_within_budget(
-        self, component: Component, db: dict[RelationKey, Relation], key: RelationKey
-    ) -> None:
-        relation = Relation()
-        db[key] = relation
-        facts = relation.facts
-        store = facts.add
-
-        def add(fact: tuple) -> None:
-            store(fact)
-            if len(facts) > MATERIALISE_BUDGET:
-                raise _TooLarge()
-
-        for compiled in self._rules_of(component):
-            compiled.naive(db, add)
 
     def _context(self, state: State) -> _StateContext:
         context = self._contexts.get(state)
