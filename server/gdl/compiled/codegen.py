@@ -336,7 +336,7 @@ def generate(plan: Plan) -> str:
     loop.append("if " + " or ".join(f"not L{r}" for r in roles) + ":")
     loop.append("    return s, steps, False")
     for r in roles:
-        loop.append(f"m{r} = L{r}[int(rnd() * len(L{r}))]")
+        loop.append(f"m{r} = L{r}[0] if len(L{r}) == 1 else L{r}[int(rnd() * len(L{r}))]")
     loop.append("if record is not None:")
     loop.append("    record.append((" + "".join(f"m{r}, " for r in roles) + "))")
     loop.append("X = s | " + " | ".join(f"D{r}[m{r}]" for r in roles))
