@@ -249,3 +249,21 @@ def test_a_batch_run_finishes_games_and_adds_up_their_goals() -> None:
 def test_a_batch_size_must_fill_whole_bytes() -> None:
     with pytest.raises(ValueError):
         compiled(TIC_TAC_TOE).batch(10)
+
+
+def test_a_batch_keeps_move_numbers_when_a_move_can_never_be_legal() -> None:
+    engine = compiled(
+        """
+        (role r) (init a)
+        (<= (legal r aa) (true a) (not (true a)))
+        (<= (legal r go) (true a))
+        (<= (next b) (does r go))
+        (<= terminal (true b))
+        (goal r 100)
+        """
+    )
+    runner = engine.batch(8)
+    _, legal, _ = runner.evaluate(runner.pack([engine.initial_compact]))
+    found = [[j for j, where in enumerate(role) if where & 1] for role in legal]
+    assert found == list(engine.legal_indices(engine.initial_compact))
+    assert engine.legal_moves(engine.initial_state(), "r") == ["go"]

@@ -147,7 +147,10 @@ def generate_batch(plan: Plan) -> str:
 
     body.append(f"T = {cond(plan.terminal)}")
     for r in roles:
-        body.append(f"L{r} = [" + ", ".join(cond(c) for c, _ in plan.legal[r]) + "]")
+        by_move = ["0"] * len(network.moves[r])
+        for c, j in plan.legal[r]:
+            by_move[j] = cond(c)
+        body.append(f"L{r} = [" + ", ".join(by_move) + "]")
         body.append(f"G{r} = [" + ", ".join(cond(c) for c, _ in plan.goals[r]) + "]")
     body.append("return T, (" + "".join(f"L{r}, " for r in roles) + "), (")
     body[-1] += "".join(f"G{r}, " for r in roles) + ")"
