@@ -124,12 +124,18 @@ class Translator:
         return found
 
     def program(self, rules: Iterable[Rule]) -> str:
-        """The whole ASP program: the open inputs, then one or more rules per GDL rule."""
-        lines = [OPEN_INPUTS]
+        """The whole ASP program: the open inputs, then one or more rules per GDL rule.
+
+        ``source_of[n]`` is the GDL rule that line ``n`` (1-based) comes from.
+        """
+        lines = OPEN_INPUTS.rstrip("\n").split("\n")
+        self.source_of: dict[int, Rule] = {}
         for rule in rules:
             if relation_key(rule.head)[0] in ("base", "input"):
                 continue
-            lines.extend(self.rule(rule))
+            for line in self.rule(rule):
+                lines.append(line)
+                self.source_of[len(lines)] = rule
         return "\n".join(lines)
 
     def rule(self, rule: Rule) -> list[str]:

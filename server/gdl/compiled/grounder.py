@@ -8,6 +8,7 @@ folded them out of the rule bodies.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -66,6 +67,21 @@ class _Collector:
         self.symbols.append((symbol, atom))
 
 
+def _refusal(messages: list[str], translator: Translator) -> str:
+    """Clingo's complaint, told in terms of the GDL rule it is about."""
+    if not messages:
+        return "the grounder refused the rules"
+    first = messages[0].splitlines()[0]
+    found = re.match(r"<block>:(\d+):[^ ]* (?:error: )?(.*)", first)
+    if found is None:
+        return "the grounder refused the rules: " + first
+    problem = found.group(2).rstrip(":").replace("unsafe variables in", "unsafe variables")
+    rule = translator.source_of.get(int(found.group(1)))
+    if rule is None:
+        return "the grounder refused the rules: " + problem
+    return f"the grounder refused the rule at {rule.where} ({problem}): {rule}"
+
+
 def ground(rules: list[Rule], *, max_rules: int, deadline: float) -> GroundProgram:
     """Ground the rules, or raise :class:`CompileError` with the reason."""
     translator = Translator()
@@ -86,8 +102,7 @@ def ground(rules: list[Rule], *, max_rules: int, deadline: float) -> GroundProgr
             raise collector.error from None
         if not isinstance(error, RuntimeError):
             raise
-        detail = messages[0].splitlines() if messages else [str(error)]
-        raise CompileError("the grounder refused the rules: " + " ".join(detail)) from error
+        raise CompileError(_refusal(messages, translator)) from error
     if time.thread_time() > deadline:
         raise GroundingTooSlow("grounding took longer than the time limit")
 
