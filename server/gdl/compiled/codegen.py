@@ -339,14 +339,31 @@ def generate(plan: Plan) -> str:
         loop.append(f"m{r} = L{r}[0] if len(L{r}) == 1 else L{r}[int(rnd() * len(L{r}))]")
     loop.append("if record is not None:")
     loop.append("    record.append((" + "".join(f"m{r}, " for r in roles) + "))")
-    loop.append("X = s | " + " | ".join(f"D{r}[m{r}]" for r in roles))
-    next_writer = GateWriter(plan, "X", incremental=False)
-    loop += next_writer.write(
+    # the move bits are only needed when a rule body tests them outside the dispatch
+    fluent_mask = (1 << len(network.fluents)) - 1
+    move_literals = any(
+        kind in ("p", "n", "a") and value & ~fluent_mask
+        for gid in plan.next_gates
+        for body in plan.gates[gid].bodies
+        for kind, value in body
+    ) or any(
+        kind in ("p", "n", "a")
+        and value & ~fluent_mask
+        and (kind, value) != _move_key(body, fluent_mask)
+        for body, _ in tables.general
+        for kind, value in body
+    )
+    next_var = "X" if move_literals else "s"
+    next_writer = GateWriter(plan, next_var, incremental=False)
+    next_code = next_writer.write(
         next_writer.closure(_gate_refs(general_roots), plan.next_gates),
         Counter(_gate_refs(general_roots)),
         regional=False,
     )
-    loop += _next_lines(plan, next_writer, roles, "X", "s")
+    next_code += _next_lines(plan, next_writer, roles, next_var, "s")
+    if move_literals:
+        loop.append("X = s | " + " | ".join(f"D{r}[m{r}]" for r in roles))
+    loop += next_code
     loop += ["ch = s ^ n", "s = n", "steps += 1"]
     body += _indent(loop)
     function("playout", "s, rnd, limit, record", body)
@@ -358,13 +375,25 @@ def _next_lines(
 ) -> list[str]:
     tables = plan.next
     assert tables is not None
-    keep = " | ".join(f"K{r}[m{r}]" for r in roles)
-    sets = " | ".join(f"S{r}[m{r}]" for r in roles)
-    expr = f"{state} & ({tables.persist} | {keep}) | {sets} | {tables.constant}"
+    # per-move tables that are all zero are left out
+    keep = [f"K{r}[m{r}]" for r in roles if any(tables.keep[r])]
+    sets = [f"S{r}[m{r}]" for r in roles if any(tables.sets[r])]
+    kept = [str(tables.persist)] if tables.persist else []
+    kept += keep
+    parts = []
+    if kept:
+        parts.append(f"{state} & ({' | '.join(kept)})" if len(kept) > 1 else f"{state} & {kept[0]}")
+    parts += sets
+    if tables.constant:
+        parts.append(str(tables.constant))
     if tables.frame:
-        kill = " | ".join(f"Q{r}[m{r}]" for r in roles)
-        expr += f" | {state} & {tables.frame} & ~({kill})"
-    lines = [f"n = {expr}"]
+        kill = [f"Q{r}[m{r}]" for r in roles if any(tables.kill[r])]
+        parts.append(
+            f"{state} & {tables.frame} & ~({' | '.join(kill)})"
+            if kill
+            else f"{state} & {tables.frame}"
+        )
+    lines = [f"n = {' | '.join(parts) or '0'}"]
     # rule bodies that need one particular move: dispatch on the move index
     owner: dict[int, tuple[int, int]] = {}
     network = plan.network
@@ -373,8 +402,9 @@ def _next_lines(
             owner[network.does_bit(r, j)] = (r, j)
     by_move: dict[int, dict[int, list[tuple[Conj | None, str]]]] = {}
     rest: list[tuple[Conj | None, str]] = []
+    fluent_mask = (1 << len(network.fluents)) - 1
     for body, bit in tables.general:
-        key = next((lit for lit in sorted(body) if lit[0] == "p" and lit[1] in owner), None)
+        key = _move_key(body, fluent_mask)
         if key is None:
             rest.append((body, f"n |= {bit}"))
             continue
@@ -384,6 +414,11 @@ def _next_lines(
         lines += _dispatch(f"m{r}", sorted(moves), moves, var, writer.ref, plan.deadline)
     lines += items_code(rest, var, writer.ref, deadline=plan.deadline)
     return lines
+
+
+def _move_key(body: Conj, fluent_mask: int) -> Lit | None:
+    """The move literal a next-state rule body is dispatched on, if any."""
+    return next((lit for lit in sorted(body) if lit[0] == "p" and lit[1] & ~fluent_mask), None)
 
 
 def _dispatch(
