@@ -6,7 +6,8 @@
 
 A transition is one step of a uniformly random playout from the initial state:
 the terminal test, every role's legal moves, a random joint move and the next state
-(goals are read at the end of each playout). Each figure is the median over
+(goals are read at the end of each playout). "setup s" is the CPU time to parse,
+ground, optimise and generate code for the game. Each figure is the median over
 ``--runs`` runs of ``--seconds`` each, single thread, timed in CPU time of this
 process (so that other work on a shared machine disturbs the figures less). Columns:
 
@@ -15,8 +16,10 @@ process (so that other work on a shared machine disturbs the figures less). Colu
 - compiled/compact: the compiled engine's calls on compact (int) states, one call
   per query, as a search that keeps its own tree would use them;
 - compiled/playout: the generated playout loop (legal, random move, next, terminal
-  inside one generated function), as bulk playouts use it;
-- batched: many states advanced at once with NumPy (``--batch`` states per batch).
+  inside one generated function, recomputing only what each move changed), as
+  bulk playouts use it;
+- batched: many states advanced at once with NumPy (``--batch`` states per batch;
+  a state that ends starts again from the initial state).
 
 Games are the shared corpus's ticTacToe, connectFour and breakthrough (read from
 ``../shared/conformance/games``) and the bundled nineBoardTicTacToe and
@@ -156,13 +159,14 @@ def benchmark(names: list[str], runs: int, seconds: float, batch: int, skip_inte
         if path is None:
             print(f"{name:<26} (not found)")
             continue
-        rules = parse_gdl(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        rules = parse_gdl(text)
         setups = []
         engine = None
         for _ in range(3):
             start = time.process_time()
             try:
-                engine = CompiledEngine.from_rules(rules, time_limit=60)
+                engine = CompiledEngine.from_rules(parse_gdl(text), time_limit=60)
             except CompileError as error:
                 print(f"{name:<26} does not compile: {error.reason}")
                 break
