@@ -27,7 +27,8 @@ from .program import FlatRule, RelationKey, key_name, literal_atom, relation_arg
 
 Path = tuple[int, ...]
 MAX_NESTED_LOOPS = 16
-DEMAND_UNBOUND_COST = 1e6
+DEMAND_UNBOUND_COST = 1e9
+DEMAND_WAIT_FACTOR = 1e3
 
 
 def _access(base: str, path: Path) -> str:
@@ -248,7 +249,10 @@ class RuleCompiler:
             positives = [p for p in remaining if _is_positive_atom(rule.body[p])]
             if not positives:
                 break
-            best = min(positives, key=lambda p: (self._cost(rule.body[p], bound), p))
+            best = min(
+                positives,
+                key=lambda p: (self._cost(rule.body[p], bound, rule.body, remaining), p),
+            )
             order.append(best)
             remaining.remove(best)
             bound |= variables_of(rule.body[best])
@@ -261,13 +265,29 @@ class RuleCompiler:
             )
         return order
 
-    def _cost(self, atom: RawTerm, bound: set[str]) -> float:
+    def _cost(
+        self,
+        atom: RawTerm,
+        bound: set[str],
+        body: tuple[RawTerm, ...] = (),
+        remaining: list[int] | None = None,
+    ) -> float:
         args = relation_args(atom)
         if variables_of(atom) <= bound:
             return -1.0
         if self.on_demand(relation_key(atom)):
-            given = sum(1 for arg in args if variables_of(arg) <= bound)
-            return DEMAND_UNBOUND_COST if not given else 8.0 ** (len(args) - 2 * given)
+            # Asked top-down: the fewer unknown arguments the better, and wait for
+            # other literals that can bind them.
+            unknown = [arg for arg in args if not variables_of(arg) <= bound]
+            if len(unknown) == len(args):
+                return DEMAND_UNBOUND_COST
+            others: set[str] = set()
+            for position in remaining or ():
+                other = body[position]
+                if other is not atom and _is_positive_atom(other):
+                    others |= variables_of(other)
+            waiting = bool((variables_of(atom) - bound) & others)
+            return 10.0 ** len(unknown) * (DEMAND_WAIT_FACTOR if waiting else 1.0)
         pattern = _analyse_pattern(args, {name: name for name in bound})
         spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])
         return self.estimate(relation_key(atom), spec)
@@ -334,8 +354,9 @@ class RuleCompiler:
                         + ")"
                     )
                     lookup = f"{table}.lookup({given!r}, {values})"
+                    exists = f"{table}.lookup({given!r}, {values}, True)"
                     if len(given) == len(args):
-                        guard(lookup if positive else f"not {lookup}")
+                        guard(exists if positive else f"not {exists}")
                         continue
                     pattern = _analyse_pattern(args, bound)
                     fact = f"f{counters['fact']}"
@@ -349,7 +370,7 @@ class RuleCompiler:
                         fact, free_paths, [item for item in pattern.keys if item[0][0] not in given]
                     )
                     if not pattern.equal and not checks and not (new_names & later):
-                        guard(lookup)
+                        guard(exists)
                         continue
                     emit(f"for {fact} in {lookup}:")
                     loops += 1

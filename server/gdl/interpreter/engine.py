@@ -15,7 +15,17 @@ from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, sort_key
 from .codegen import CompiledRule, IndexSpec, Relation, RuleCompiler
-from .program import DOES_KEY, TRUE_KEY, Component, Program, RelationKey, analyse, key_name
+from .program import (
+    DOES_KEY,
+    TRUE_KEY,
+    Component,
+    Program,
+    RelationKey,
+    analyse,
+    key_name,
+    literal_atom,
+    relation_key,
+)
 
 LEGAL_KEY: RelationKey = ("legal", 2)
 NEXT_KEY: RelationKey = ("next", 1)
@@ -54,14 +64,18 @@ class DemandTable:
         self.memo: dict[tuple, list] = {}
         self.solver = solver
 
-    def lookup(self, positions: tuple[int, ...], values: tuple) -> list:
-        """Every fact whose arguments at ``positions`` equal ``values``."""
+    def lookup(self, positions: tuple[int, ...], values: tuple, first: bool = False) -> list:
+        """Every fact whose arguments at ``positions`` equal ``values``.
+
+        With ``first``, the caller only asks whether one exists: a recursive
+        search may then stop at the first answer.
+        """
         memo_key = (positions, values)
         found = self.memo.get(memo_key)
         if found is not None:
             return found
         if self.solver is not None:
-            return self.solver.lookup(self, memo_key)
+            return self.solver.lookup(self, memo_key, first)
         facts: set = set()
         given = [values]
         add = self.engine._counted(facts)
@@ -75,49 +89,70 @@ class _Tabling:
     """Answers calls into a recursive component by iterating to a fixpoint.
 
     While a fixpoint runs, a call returns the answers found so far and records
-    the call; passes repeat until neither answers nor calls grow.
+    who asked; a call is evaluated again only when a call it consulted gained
+    answers. The newest calls are evaluated first, as a top-down prover would.
     """
 
-    __slots__ = ("engine", "active", "answers", "calls", "grew")
+    __slots__ = ("engine", "active", "answers", "tables", "consumers", "pending", "current")
 
     def __init__(self, engine: Interpreter) -> None:
         self.engine = engine
         self.active = False
         self.answers: dict[tuple, set] = {}
-        self.calls: list[tuple[DemandTable, tuple]] = []
-        self.grew = False
+        self.tables: dict[tuple, DemandTable] = {}
+        self.consumers: dict[tuple, set[tuple]] = {}
+        self.pending: list[tuple] = []
+        self.current: tuple | None = None
 
-    def lookup(self, table: DemandTable, memo_key: tuple) -> list:
+    def _register(self, table: DemandTable, call: tuple) -> set:
+        answers = self.answers[call] = set()
+        self.tables[call] = table
+        self.consumers[call] = set()
+        self.pending.append(call)
+        return answers
+
+    def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> list:
         call = (table.key, memo_key)
         if self.active:
             answers = self.answers.get(call)
             if answers is None:
-                answers = self.answers[call] = set()
-                self.calls.append((table, memo_key))
-                self.grew = True
+                answers = self._register(table, call)
+            if self.current is not None:
+                self.consumers[call].add(self.current)
             return list(answers)
         self.active = True
-        self.answers = {call: set()}
-        self.calls = [(table, memo_key)]
         try:
-            while True:
-                self.grew = False
-                for caller, (positions, values) in list(self.calls):
-                    answers = self.answers[(caller.key, (positions, values))]
-                    before = len(answers)
-                    add = self.engine._counted(answers)
-                    for function in self.engine._demand_functions(caller.key, positions):
-                        function(caller.db, [values], add)
-                    if len(answers) != before:
-                        self.grew = True
-                if not self.grew:
-                    break
-            for caller, key in self.calls:
-                caller.memo[key] = list(self.answers[(caller.key, key)])
+            root = self._register(table, call)
+            queued = set(self.pending)
+            while self.pending:
+                if first and root:
+                    return list(root)  # enough for the caller; not complete, so not kept
+                current = self.pending.pop()
+                queued.discard(current)
+                caller = self.tables[current]
+                positions, values = current[1]
+                answers = self.answers[current]
+                before = len(answers)
+                self.current = current
+                add = self.engine._counted(answers)
+                for function in self.engine._demand_functions(caller.key, positions):
+                    function(caller.db, [values], add)
+                for new_call in self.pending:
+                    queued.add(new_call)
+                if len(answers) != before:
+                    for consumer in self.consumers[current]:
+                        if consumer not in queued:
+                            queued.add(consumer)
+                            self.pending.append(consumer)
+            for done, answers in self.answers.items():
+                self.tables[done].memo[done[1]] = list(answers)
         finally:
             self.active = False
+            self.current = None
             self.answers = {}
-            self.calls = []
+            self.tables = {}
+            self.consumers = {}
+            self.pending = []
         return table.memo[memo_key]
 
 
@@ -256,15 +291,16 @@ class Interpreter:
         if component.keys & self._demand:
             self._install_tables(component, db)
             return
-        if component.index not in self._tried and self._may_be_on_demand(component):
+        if self._may_be_on_demand(component) and (
+            component.layer != "static" or component.index not in self._tried
+        ):
             self._tried.add(component.index)
             outer_budget = self._budget
             self._budget = MATERIALISE_BUDGET
             try:
                 self._materialise(component, db)
             except _TooLarge:
-                self._demand.update(component.keys)
-                self._install_tables(component, db)
+                self._switch_to_demand(component, db)
             finally:
                 self._budget = outer_budget
             return
@@ -283,6 +319,26 @@ class Interpreter:
                 raise _TooLarge()
 
         return add
+
+    def _switch_to_demand(self, component: Component, db: dict) -> None:
+        """From now on compute ``component`` on demand; recompile whatever uses it."""
+        self._demand.update(component.keys)
+        for user in self._users_of(component.keys):
+            self._compiled.pop(user, None)
+        self._demand_compiled.clear()
+        # Cached states hold the relation materialised; rules now expect a table.
+        self._contexts.clear()
+        self._install_tables(component, db)
+
+    def _users_of(self, keys: frozenset) -> set[int]:
+        users: set[int] = set()
+        for other in self.program.components:
+            for rule in other.rules:
+                for literal in rule.body:
+                    _, atom = literal_atom(literal)
+                    if atom is not None and relation_key(atom) in keys:
+                        users.add(other.index)
+        return users
 
     def _install_tables(self, component: Component, db: dict) -> None:
         solver = _Tabling(self) if component.recursive else None
