@@ -129,9 +129,10 @@ def check_trace(game: Game, trace: dict) -> str:
     probes = trace.get("probes", [])
     for probe in probes:
         where = f"probe at playout {probe['playout']} step {probe['step']}"
-        state = visited.get((probe["playout"], probe["step"]))
-        if state is None:
+        probed = visited.get((probe["playout"], probe["step"]))
+        if probed is None:
             raise Mismatch(f"{where}: no such step in the trace")
+        state = probed
         try:
             game.next_state(state, [terms(move) for move in probe["joint"]])
         except IllegalMoveError:
@@ -144,10 +145,9 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise _Timeout()
 
 
-def run_game(task: tuple[str, str, str, float]) -> GameResult:
+def run_game(task: tuple[str, str, str, float, str]) -> GameResult:
     """Check one game (runs in a worker process, with a time limit)."""
-    name, game_path, trace_path, limit = task[0], task[1], task[2], task[3]
-    engine = task[4] if len(task) > 4 else "interpreter"  # type: ignore[misc]
+    name, game_path, trace_path, limit, engine = task
     started = time.perf_counter()
 
     def result(passed: bool, detail: str) -> GameResult:
@@ -215,8 +215,8 @@ def run(
     # Longest traces first keeps the workers busy until the end.
     tasks.sort(key=lambda task: -Path(task[2]).stat().st_size)
     if jobs <= 1:
-        results = [run_game(task) for task in tasks]  # type: ignore[arg-type]
+        results = [run_game(task) for task in tasks]
     else:
         with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=8) as pool:
-            results = pool.map(run_game, tasks, chunksize=1)  # type: ignore[arg-type]
+            results = pool.map(run_game, tasks, chunksize=1)
     yield from sorted(results, key=lambda result: result.name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from .terms import RawTerm, Term, sort_key, to_ggp, to_kif, wrap
 
@@ -46,7 +46,7 @@ class State:
     def __contains__(self, fluent: object) -> bool:
         return fluent in self._facts
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Term]:
         return iter(self.sorted_fluents())
 
     def __len__(self) -> int:

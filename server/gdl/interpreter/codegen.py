@@ -18,7 +18,7 @@ then the positive literal expected to yield the fewest matches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..errors import GdlError
@@ -42,7 +42,7 @@ class IndexSpec:
     structure: tuple[tuple[Path, str, int], ...]
     key_paths: tuple[Path, ...]
     name: str = ""
-    build: Callable[[Sequence[tuple]], object] = field(default=lambda facts: None)
+    build: Callable[[Iterable[tuple]], object] = field(default=lambda facts: None)
 
     def __post_init__(self) -> None:
         self.name = repr((self.structure, self.key_paths))
@@ -317,6 +317,13 @@ class RuleCompiler:
             def guard(condition: str) -> None:
                 emit(f"if not ({condition}): {'continue' if loops else 'return'}")
 
+            def needed_after(step: int) -> set[str]:
+                """Variables the head or the literals after ``step`` still use."""
+                needed = set(variables_of(rule.head))
+                for other in order[step + 1 :]:
+                    needed |= variables_of(rule.body[other])
+                return needed
+
             def new_variable(variable: str) -> str:
                 local = f"v{counters['variable']}"
                 counters["variable"] += 1
@@ -361,9 +368,7 @@ class RuleCompiler:
                     pattern = _analyse_pattern(args, bound)
                     fact = f"f{counters['fact']}"
                     counters["fact"] += 1
-                    later = set(variables_of(rule.head))
-                    for other in order[step + 1 :]:
-                        later |= variables_of(rule.body[other])
+                    later = needed_after(step)
                     new_names = {variable for _, variable in pattern.binds}
                     free_paths = [item for item in pattern.structure if item[0][0] not in given]
                     checks = _checks(
@@ -394,9 +399,7 @@ class RuleCompiler:
                 pattern = _analyse_pattern(args, bound)
                 fact = f"f{counters['fact']}"
                 counters["fact"] += 1
-                later: set[str] = set(variables_of(rule.head))
-                for other in order[step + 1 :]:
-                    later |= variables_of(rule.body[other])
+                later = needed_after(step)
                 if position == delta_position:
                     checks = _checks(fact, pattern.structure, pattern.keys)
                     emit(f"for {fact} in delta:")

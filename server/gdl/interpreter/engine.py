@@ -315,7 +315,7 @@ class Interpreter:
         def add(fact: tuple) -> None:
             store(fact)
             self._budget -= 1  # type: ignore[operator]
-            if self._budget < 0:  # type: ignore[operator]
+            if self._budget < 0:
                 raise _TooLarge()
 
         return add
@@ -343,7 +343,7 @@ class Interpreter:
     def _install_tables(self, component: Component, db: dict) -> None:
         solver = _Tabling(self) if component.recursive else None
         for key in component.keys:
-            db[key] = DemandTable(self, key, db, solver)  # type: ignore[assignment]
+            db[key] = DemandTable(self, key, db, solver)
 
     def _materialise(self, component: Component, db: dict) -> None:
         """Bottom-up, semi-naive; while a budget runs, give up past that many derivations."""

@@ -16,12 +16,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ..errors import GdlError
 from ..parser import Rule
 from ..terms import RawTerm
 
-RelationKey = Hashable
+RelationKey = str | tuple[str, int]
+Node = TypeVar("Node", bound=Hashable)
 TRUE_KEY: RelationKey = ("true", 1)
 DOES_KEY: RelationKey = ("does", 2)
 INPUT_KEYS = (TRUE_KEY, DOES_KEY)
@@ -141,15 +143,13 @@ def _dependencies(rule: FlatRule) -> Iterable[tuple[RelationKey, bool]]:
             yield relation_key(atom), positive
 
 
-def _strongly_connected(
-    nodes: list[RelationKey], edges: dict[RelationKey, set[RelationKey]]
-) -> list[list[RelationKey]]:
+def _strongly_connected(nodes: list[Node], edges: dict[Node, set[Node]]) -> list[list[Node]]:
     """Tarjan's algorithm, iterative; components come out dependencies first."""
-    index_of: dict[RelationKey, int] = {}
-    low: dict[RelationKey, int] = {}
-    on_stack: set[RelationKey] = set()
-    stack: list[RelationKey] = []
-    result: list[list[RelationKey]] = []
+    index_of: dict[Node, int] = {}
+    low: dict[Node, int] = {}
+    on_stack: set[Node] = set()
+    stack: list[Node] = []
+    result: list[list[Node]] = []
     counter = 0
     for root in nodes:
         if root in index_of:
@@ -247,7 +247,7 @@ def _split_by_rules(rules: list[FlatRule], keys: frozenset) -> list[list[FlatRul
     """
     edges = _rule_edges(rules, keys)
     plain = {number: {other for other, _ in targets} for number, targets in edges.items()}
-    groups = _strongly_connected(list(range(len(rules))), plain)  # type: ignore[arg-type]
+    groups = _strongly_connected(list(range(len(rules))), plain)
     group_of = {member: index for index, group in enumerate(groups) for member in group}
     for number, targets in edges.items():
         for other, positive in targets:
@@ -256,7 +256,7 @@ def _split_by_rules(rules: list[FlatRule], keys: frozenset) -> list[list[FlatRul
                     f"{rules[number].source.where}: negation is not stratified: "
                     f"{rules[number].source} depends negatively on itself through a cycle"
                 )
-    return [[rules[member] for member in sorted(group)] for group in groups]  # type: ignore[index]
+    return [[rules[member] for member in sorted(group)] for group in groups]
 
 
 def _is_recursive_part(rules: list[FlatRule], keys: frozenset) -> bool:
