@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -38,31 +39,51 @@ class Game:
     """
 
     def __init__(
-        self, rules: Iterable[Rule], *, validate: bool = True, engine: str = "auto"
+        self,
+        rules: Iterable[Rule],
+        *,
+        validate: bool = True,
+        engine: str | None = None,
+        max_ground_rules: int | None = None,
+        compile_time_limit: float | None = None,
     ) -> None:
+        """Load ``rules``; ``engine`` is ``auto`` (default), ``interpreter`` or ``compiled``.
+
+        ``auto`` compiles the game when grounding stays within ``max_ground_rules``
+        ground rules and ``compile_time_limit`` seconds, and otherwise falls back to
+        the interpreter with a logged reason. The defaults come from the environment
+        variables ``GGP_ENGINE``, ``GGP_COMPILE_MAX_RULES`` and ``GGP_COMPILE_TIME_LIMIT``.
+        """
         self.rules: list[Rule] = list(rules)
         if validate:
             from .validator import check
 
             check(self.rules)
-        self.engine: Engine = self._choose_engine(engine)
+        chosen = engine or os.environ.get("GGP_ENGINE") or "auto"
+        self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
 
-    def _choose_engine(self, engine: str) -> Engine:
+    def _choose_engine(
+        self, engine: str, max_ground_rules: int | None, time_limit: float | None
+    ) -> Engine:
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         from .interpreter import Interpreter
 
         if engine == "interpreter":
             return Interpreter(self.rules)
+        from .compiled import DEFAULT_MAX_GROUND_RULES, DEFAULT_TIME_LIMIT, compile_engine
+
+        if max_ground_rules is None:
+            max_ground_rules = int(
+                os.environ.get("GGP_COMPILE_MAX_RULES", DEFAULT_MAX_GROUND_RULES)
+            )
+        if time_limit is None:
+            time_limit = float(os.environ.get("GGP_COMPILE_TIME_LIMIT", DEFAULT_TIME_LIMIT))
         try:
-            from .compiled import compile_engine
-        except ImportError:
-            if engine == "compiled":
-                raise
-            return Interpreter(self.rules)
-        try:
-            return compile_engine(self.rules)
+            return compile_engine(
+                self.rules, max_ground_rules=max_ground_rules, time_limit=time_limit
+            )
         except GdlError as reason:
             if engine == "compiled":
                 raise
