@@ -241,6 +241,21 @@ def test_numbers_in_legal_moves_come_in_numeric_order() -> None:
     assert [str(move) for move in reversed_rules.legal_moves(state, "r")] == picks
 
 
+def test_only_ascii_digits_make_a_number() -> None:
+    # "²" is a digit to Python's str.isdigit, but not a number: it is an ordinary name.
+    game = Game.from_text(
+        "(role r) (legal r (pick ²)) (legal r (pick 2)) (<= terminal (true done)) (goal r 0)"
+    )
+    moves = game.legal_moves(game.initial_state(), "r")
+    assert [str(move) for move in moves] == ["(pick 2)", "(pick ²)"]
+
+
+def test_a_goal_value_that_is_not_an_integer_is_refused_when_loading() -> None:
+    for value in ("high", "²", "101"):
+        with pytest.raises(GdlValidationError, match="is not an integer from 0 to 100"):
+            Game.from_text(f"(role r) (legal r go) (<= terminal (true done)) (goal r {value})")
+
+
 def test_legal_moves_of_an_unknown_role_is_an_error(tictactoe: Game) -> None:
     with pytest.raises(GdlError, match="unknown role 'xplayer'"):
         tictactoe.legal_moves(tictactoe.initial_state(), "xplayer")
