@@ -41,5 +41,9 @@ class IllegalMoveError(GdlError):
         super().__init__(f"illegal move {move} for role {role}{hint}")
 
 
+class OutsideGroundingError(GdlError):
+    """A fluent or move that a grounded engine never met; another engine must answer."""
+
+
 class GoalError(GdlError):
     """A role without exactly one goal value in a state."""

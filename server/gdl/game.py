@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .engine import Engine
-from .errors import GdlError, GoalError, IllegalMoveError
+from .errors import GdlError, GoalError, IllegalMoveError, OutsideGroundingError
 from .parser import Rule, parse_gdl, parse_term
 from .state import State
 from .terms import RawTerm, Term, to_kif, unwrap, wrap, wrap_all
@@ -62,6 +62,7 @@ class Game:
         chosen = engine or os.environ.get("GGP_ENGINE") or "auto"
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
+        self._interpreter: Engine | None = None
 
     def _choose_engine(
         self, engine: str, max_ground_rules: int | None, time_limit: float | None
@@ -90,6 +91,26 @@ class Game:
             log.info("using the interpreter: %s", reason)
             return Interpreter(self.rules)
 
+    def _fallback(self) -> Engine:
+        """The interpreter, for states or moves outside what the compiled engine grounded."""
+        if self._interpreter is None:
+            from .interpreter import Interpreter
+
+            self._interpreter = Interpreter(self.rules)
+        return self._interpreter
+
+    def _legal(self, state: State, role: str) -> list[RawTerm]:
+        try:
+            return self.engine.legal_moves(state, role)
+        except OutsideGroundingError:
+            return self._fallback().legal_moves(state, role)
+
+    def _goal_values(self, state: State, role: str) -> list[RawTerm]:
+        try:
+            return self.engine.goal_values(state, role)
+        except OutsideGroundingError:
+            return self._fallback().goal_values(state, role)
+
     # -- loading ----------------------------------------------------------------------
 
     @classmethod
@@ -111,12 +132,12 @@ class Game:
     def legal_moves(self, state: State, role: str) -> list[Term]:
         """The role's legal moves in ``state``, in a deterministic order."""
         self._check_role(role)
-        return wrap_all(self.engine.legal_moves(state, role))
+        return wrap_all(self._legal(state, role))
 
     def is_legal(self, state: State, role: str, move: object) -> bool:
         """Whether ``move`` (a term or KIF text) is legal for ``role`` in ``state``."""
         self._check_role(role)
-        return _as_term(move) in self.engine.legal_moves(state, role)
+        return _as_term(move) in self._legal(state, role)
 
     def next_state(self, state: State, moves: Sequence[object]) -> State:
         """The state after every role plays its move (in role order).
@@ -130,19 +151,25 @@ class Game:
             )
         joint = [_as_term(move) for move in moves]
         for role, move in zip(self.roles, joint, strict=True):
-            legal = self.engine.legal_moves(state, role)
+            legal = self._legal(state, role)
             if move not in legal:
                 raise IllegalMoveError(role, to_kif(move), [to_kif(m) for m in legal])
-        return self.engine.next_state(state, joint)
+        try:
+            return self.engine.next_state(state, joint)
+        except OutsideGroundingError:
+            return self._fallback().next_state(state, joint)
 
     def is_terminal(self, state: State) -> bool:
         """Whether the game is over in ``state``."""
-        return self.engine.is_terminal(state)
+        try:
+            return self.engine.is_terminal(state)
+        except OutsideGroundingError:
+            return self._fallback().is_terminal(state)
 
     def goal(self, state: State, role: str) -> int | None:
         """The role's goal value, or None when it has no unique integer goal."""
         self._check_role(role)
-        values = self.engine.goal_values(state, role)
+        values = self._goal_values(state, role)
         if len(values) != 1 or not isinstance(values[0], str):
             return None
         try:
@@ -156,7 +183,7 @@ class Game:
         for role in self.roles:
             value = self.goal(state, role)
             if value is None:
-                found = [to_kif(v) for v in self.engine.goal_values(state, role)]
+                found = [to_kif(v) for v in self._goal_values(state, role)]
                 detail = "no goal value" if not found else f"goal values {', '.join(found)}"
                 raise GoalError(f"role {role} has no unique goal in this state ({detail})")
             result[role] = value

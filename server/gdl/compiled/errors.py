@@ -1,10 +1,13 @@
-"""Why a game could not be compiled, or a term the compiled engine does not know."""
+"""Why a game could not be compiled, or a term the compiled engine does not know.
+
+``OutsideGroundingError`` lives in :mod:`server.gdl.errors`; it is re-exported here.
+"""
 
 from __future__ import annotations
 
 import time
 
-from ..errors import GdlError
+from ..errors import GdlError, OutsideGroundingError
 
 
 class CompileError(GdlError):
@@ -23,15 +26,16 @@ class GroundingTooSlow(CompileError):
     """Grounding, optimising or generating code exceeded the configured time limit."""
 
 
-class OutsideGroundingError(GdlError):
-    """A fluent or move that no reachable state of the grounded game contains.
-
-    The compiled engine only knows the terms its grounding found reachable; states
-    and moves built by the engine itself never raise this.
-    """
-
-
 def check_deadline(deadline: float, stage: str) -> None:
     """Raise :class:`GroundingTooSlow` once ``deadline`` (thread CPU time, :func:`time.thread_time`) has passed."""
     if time.thread_time() > deadline:
         raise GroundingTooSlow(f"{stage} took longer than the time limit")
+
+
+__all__ = [
+    "CompileError",
+    "GroundingTooLarge",
+    "GroundingTooSlow",
+    "OutsideGroundingError",
+    "check_deadline",
+]
