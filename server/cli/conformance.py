@@ -23,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--engine",
         choices=("interpreter", "compiled", "auto"),
         default="interpreter",
-        help="engine to check (default: interpreter)",
+        help="engine to check (default: interpreter); with 'compiled', games that do not "
+        "compile are reported as skipped, with the reason",
     )
     parser.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="games checked in parallel"
@@ -45,18 +46,20 @@ def run(args: argparse.Namespace) -> int:
             limit=args.time_limit,
             engine=args.engine,
         )
-        passed = failed = 0
+        passed = failed = skipped = 0
         for result in results:
             print(result.line(), flush=True)
-            if result.passed:
+            if result.skipped:
+                skipped += 1
+            elif result.passed:
                 passed += 1
             else:
                 failed += 1
     except FileNotFoundError as error:
         print(f"ggp conformance: {error}", file=sys.stderr)
         return 2
-    if args.names and passed + failed < len(set(args.names)):
+    if args.names and passed + failed + skipped < len(set(args.names)):
         print("ggp conformance: some named games have no trace", file=sys.stderr)
         return 2
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0

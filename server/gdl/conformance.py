@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .compiled import CompileError
 from .errors import GdlError, GdlValidationError, IllegalMoveError
 from .game import Game
 from .parser import parse_term
@@ -31,9 +32,10 @@ class GameResult:
     passed: bool
     detail: str
     seconds: float
+    skipped: bool = False
 
     def line(self) -> str:
-        verdict = "passed" if self.passed else "FAILED"
+        verdict = "skipped" if self.skipped else "passed" if self.passed else "FAILED"
         return f"{self.name}: {verdict} ({self.detail}) [{self.seconds:.2f} s]"
 
 
@@ -168,6 +170,8 @@ def run_game(task: tuple[str, str, str, float, str]) -> GameResult:
                     f"refused as invalid GDL, as the reference validator flagged it: {summary}",
                 )
             return result(False, f"refused as invalid GDL: {summary}")
+        except CompileError as error:
+            return GameResult(name, True, f"does not compile: {error.reason}", 0.0, skipped=True)
         except GdlError as error:
             return result(False, f"could not load: {error}")
         try:
