@@ -158,7 +158,14 @@ def run_game(task: tuple[str, str, str, float, str]) -> GameResult:
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
-        trace = json.loads(Path(trace_path).read_text(encoding="utf-8"))
+        try:
+            trace = json.loads(Path(trace_path).read_text(encoding="utf-8"))
+            if not isinstance(trace, dict):
+                raise ValueError("the trace is not a JSON object")
+        except (OSError, ValueError) as error:
+            return result(False, f"unreadable trace: {error}")
+        if not Path(game_path).is_file():
+            return result(False, f"no game file {Path(game_path).name} beside the trace")
         try:
             game = Game.from_file(game_path, engine=engine)
         except GdlValidationError as error:
@@ -180,6 +187,8 @@ def run_game(task: tuple[str, str, str, float, str]) -> GameResult:
             return result(False, str(mismatch))
         except GdlError as error:
             return result(False, f"engine error: {error}")
+        except (KeyError, TypeError, IndexError, ValueError) as error:
+            return result(False, f"malformed trace: {type(error).__name__}: {error}")
     except _Timeout:
         return result(False, f"time limit of {limit:g} s exceeded")
     except RecursionError:

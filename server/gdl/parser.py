@@ -50,6 +50,8 @@ SENTENCE_ARITY = {
 """The number of arguments each GDL keyword relation takes."""
 
 _TOKEN = re.compile(r";[^\n]*|[()]|[^\s();]+")
+MAX_NESTING = 400
+"""Deepest nesting of parentheses accepted; deeper text is refused, never a crash."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,11 @@ def read_nodes(text: str) -> list[Node]:
         if token[0] == ";":
             continue
         if token == "(":
+            if len(stack) >= MAX_NESTING:
+                line, column = where(match.start())
+                raise GdlSyntaxError(
+                    f"parentheses nested deeper than {MAX_NESTING} levels", line, column
+                )
             stack.append((current, match.start()))
             current = []
         elif token == ")":

@@ -68,7 +68,7 @@ def is_ground(term: RawTerm) -> bool:
 def sort_key(term: RawTerm) -> tuple:
     """A total, deterministic order on terms: numbers numerically, then names."""
     if isinstance(term, str):
-        if term.isdigit():
+        if term.isascii() and term.isdigit():
             return (0, int(term), term)
         return (1, 0, term)
     return (2, len(term), term[0], tuple(sort_key(arg) for arg in term[1:]))

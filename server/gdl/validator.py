@@ -690,7 +690,10 @@ def _check_goal_values(program: _Program, report: ValidationReport) -> None:
             continue
         value = rule.head[2]
         if is_ground(value) and not (
-            isinstance(value, str) and value.isdigit() and 0 <= int(value) <= 100
+            isinstance(value, str)
+            and value.isascii()
+            and value.isdigit()
+            and 0 <= int(value) <= 100
         ):
             report.errors.append(
                 _problem(rule, f"the goal value {to_kif(value)} is not an integer from 0 to 100")
