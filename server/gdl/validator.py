@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from .errors import GdlValidationError
+from .graphs import strongly_connected_components
 from .parser import SENTENCE_ARITY, Rule
 from .terms import RawTerm, is_ground, to_kif, variables_of
 
@@ -252,56 +253,12 @@ class _Program:
 
 
 def _strongly_connected_components(edges: Mapping[Node, Iterable[Node]]) -> dict[Node, int]:
-    """Tarjan's algorithm without recursion: the component number of every node."""
+    """The component number of every node (targets that are not keys included)."""
     nodes: dict[Node, None] = dict.fromkeys(edges)
     for targets in edges.values():
         nodes.update(dict.fromkeys(targets))
-    index: dict[Node, int] = {}
-    low: dict[Node, int] = {}
-    on_stack: set[Node] = set()
-    stack: list[Node] = []
-    component: dict[Node, int] = {}
-    counter = 0
-    components = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work: list[tuple[Node, Iterator[Node]]] = []
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        work.append((root, iter(edges.get(root, ()))))
-        while work:
-            node, children = work[-1]
-            advanced = False
-            for child in children:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(edges.get(child, ()))))
-                    advanced = True
-                    break
-                if child in on_stack:
-                    low[node] = min(low[node], index[child])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                number = components
-                components += 1
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component[member] = number
-                    if member == node:
-                        break
-    return component
+    components = strongly_connected_components(nodes, lambda node: edges.get(node, ()))
+    return {member: number for number, group in enumerate(components) for member in group}
 
 
 # --- errors --------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..graphs import strongly_connected_components
 from ..terms import RawTerm, sort_key
 from .errors import CompileError, check_deadline
 from .grounder import GroundProgram
@@ -362,53 +363,11 @@ def _group_does(bodies: list[Body], moves: list[list[RawTerm]], does_base: list[
 
 def _components(rules: dict[int, list[Body]]) -> tuple[list[list[int]], set[int]]:
     """Strongly connected components, dependencies first; checks stratification."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    order: list[list[int]] = []
-    counter = 0
 
     def successors(atom: int) -> list[int]:
         return sorted({a for body in rules[atom] for a in body.pos + body.neg if a in rules})
 
-    for root in sorted(rules):
-        if root in index:
-            continue
-        work = [(root, iter(successors(root)))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            atom, children = work[-1]
-            advanced = False
-            for child in children:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(successors(child))))
-                    advanced = True
-                    break
-                if child in on_stack:
-                    low[atom] = min(low[atom], index[child])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[atom])
-            if low[atom] == index[atom]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == atom:
-                        break
-                order.append(sorted(component))
+    order = [sorted(group) for group in strongly_connected_components(sorted(rules), successors)]
 
     recursive: set[int] = set()
     for component in order:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..errors import GdlError
+from ..graphs import strongly_connected_components
 from ..parser import Rule
 from ..terms import RawTerm
 
@@ -144,51 +145,8 @@ def _dependencies(rule: FlatRule) -> Iterable[tuple[RelationKey, bool]]:
 
 
 def _strongly_connected(nodes: list[Node], edges: dict[Node, set[Node]]) -> list[list[Node]]:
-    """Tarjan's algorithm, iterative; components come out dependencies first."""
-    index_of: dict[Node, int] = {}
-    low: dict[Node, int] = {}
-    on_stack: set[Node] = set()
-    stack: list[Node] = []
-    result: list[list[Node]] = []
-    counter = 0
-    for root in nodes:
-        if root in index_of:
-            continue
-        work = [(root, iter(sorted(edges.get(root, ()), key=repr)))]
-        index_of[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            advanced = False
-            for child in children:
-                if child not in index_of:
-                    index_of[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(edges.get(child, ()), key=repr))))
-                    advanced = True
-                    break
-                if child in on_stack:
-                    low[node] = min(low[node], index_of[child])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index_of[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                result.append(component)
-    return result
+    """Components of the dependency graph, dependencies first, in a stable order."""
+    return strongly_connected_components(nodes, lambda node: sorted(edges.get(node, ()), key=repr))
 
 
 def _rename(term: RawTerm, suffix: str) -> RawTerm:
