@@ -43,6 +43,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from .io import write_atomically
+
 PUBLIC_KEY_FIELD = "hostPublicKey"
 """Record field holding the signer's public key (base64 of the raw 32 bytes)."""
 SIGNATURE_FIELD = "hostSignature"
@@ -248,19 +250,7 @@ def read_record_json(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def _write_json_atomically(path: Path, data: Mapping[str, Any]) -> None:
     text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(text.encode("utf-8"))
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomically(path, text.encode("utf-8"))
 
 
 def sign_record_file(
