@@ -8,7 +8,9 @@ loop that runs until no gate changes. Outputs that share a literal (``legal`` mo
 that all need ``(true (control white))``) are nested under one ``if`` on it.
 
 ``playout`` runs whole random playouts incrementally: gate values live across steps,
-and a region's gates are recomputed only when the last move changed a bit of it.
+and a region's gates are recomputed only when the last move changed a bit of it. A
+wide OR of positive conjunctions (the lines of a board) that was false and saw one of
+its bits turn on tests only the bodies holding that bit, found in a module-level table.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ class GateWriter:
         self.incremental = incremental
         self.inlined: dict[int, str] = {}
         self.depth: dict[int, int] = {}
+        self.tables: dict[str, dict[int, tuple[int, ...]]] = {}
 
     def ref(self, gid: int) -> str:
         if gid in self.inlined:
@@ -173,8 +176,11 @@ class GateWriter:
                 self.depth[gid] = level
                 continue
             line = f"g{gid} = {expr}"
+            masks = _positive_masks(gate.bodies) if keep else None
             if region >= 0:
                 blocks.setdefault(region, []).append(line)
+            elif masks is not None:
+                global_parts.append((-1, self._monotone(gid, masks, expr)))
             else:
                 global_parts.append((guard(gate) if len(gate.bodies) > 1 else 0, [line]))
         out: list[str] = []
@@ -187,7 +193,7 @@ class GateWriter:
         # consecutive gates with the same guard share one test
         previous = None
         for mask, lines in global_parts:
-            if not mask:
+            if mask <= 0:
                 out.extend(lines)
                 previous = None
                 continue
@@ -196,6 +202,39 @@ class GateWriter:
                 previous = mask
             out.extend(_indent(lines))
         return out
+
+    def _monotone(self, gid: int, masks: list[int], expr: str) -> list[str]:
+        """A wide OR of positive conjunctions, updated from its previous value.
+
+        When it was false and the move changed one bit of it, turning the bit on,
+        only the bodies holding that bit can have become true: they are looked up in
+        a table by the bit. Otherwise the whole expression is evaluated.
+        """
+        support = 0
+        table: dict[int, list[int]] = {}
+        for mask in masks:
+            support |= mask
+            rest = mask
+            while rest:
+                low = rest & -rest
+                table.setdefault(low, []).append(mask)
+                rest ^= low
+        name = f"T{gid}"
+        self.tables[name] = {bit: tuple(found) for bit, found in table.items()}
+        g = f"g{gid}"
+        v = self.var
+        return [
+            f"c = ch & {support}",
+            "if c:",
+            f"    if c & (c - 1) or {g} or not {v} & c:",
+            f"        {g} = {expr}",
+            "    else:",
+            f"        {g} = False",
+            f"        for k in {name}[c]:",
+            f"            if {v} & k == k:",
+            f"                {g} = True",
+            "                break",
+        ]
 
     def _fixpoint(self, members: list[int]) -> list[str]:
         gates = self.plan.gates
@@ -209,6 +248,30 @@ class GateWriter:
         lines.append("    if not _changed:")
         lines.append("        break")
         return lines
+
+
+MONOTONE_MIN = 8
+"""Wide ORs of positive conjunctions with this many bodies are updated by table."""
+
+
+def _positive_masks(bodies: list[Conj]) -> list[int] | None:
+    """The bit mask of each body when every body only asks for bits to be on."""
+    if len(bodies) < MONOTONE_MIN:
+        return None
+    masks = []
+    for body in bodies:
+        mask = 0
+        for kind, value in body:
+            if kind != "p":
+                return None
+            mask |= value
+        if not mask:
+            return None
+        masks.append(mask)
+    support = 0
+    for mask in masks:
+        support |= mask
+    return masks if support & (support - 1) else None
 
 
 def items_code(
@@ -367,6 +430,8 @@ def generate(plan: Plan) -> str:
     loop += ["ch = s ^ n", "s = n", "steps += 1"]
     body += _indent(loop)
     function("playout", "s, rnd, limit, record", body)
+    for name, table in state_writer.tables.items():
+        out.append(f"{name} = {table!r}")
     return "\n".join(out)
 
 
