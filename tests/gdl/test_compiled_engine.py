@@ -5,6 +5,7 @@ with the interpreter."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -270,3 +271,28 @@ def test_a_batch_keeps_move_numbers_when_a_move_can_never_be_legal() -> None:
     found = [[j for j, where in enumerate(role) if where & 1] for role in legal]
     assert found == list(engine.legal_indices(engine.initial_compact))
     assert engine.legal_moves(engine.initial_state(), "r") == ["go"]
+
+
+def test_the_playout_loop_agrees_with_single_steps_on_wide_win_tests() -> None:
+    # connectFour's win test is a wide OR of "these four bits are on"; after a move
+    # that sets one of its bits the playout loop tests only the lines through it.
+    path = CORPUS / "connectFour.kif"
+    if not path.is_file():
+        pytest.skip("the shared corpus is not available here")
+    engine = CompiledEngine.from_rules(parse_gdl(path.read_text(encoding="utf-8")))
+    assert re.search(r"for k in T\d+\[c\]", engine.source), "the table path is not generated"
+    rng = random.Random(11)
+    wins = 0
+    for _ in range(60):
+        joints: list[tuple[int, ...]] = []
+        result = engine.playout(engine.initial_compact, rng, record=joints)
+        state = engine.initial_compact
+        for joint in joints:
+            assert not engine.terminal_compact(state)
+            for legal, move in zip(engine.legal_indices(state), joint, strict=True):
+                assert move in legal
+            state = engine.next_compact(state, joint)
+        assert result.terminal and engine.terminal_compact(state)
+        assert (result.state, result.steps) == (state, len(joints))
+        wins += ["100"] in engine.goals_compact(state)
+    assert wins > 30
