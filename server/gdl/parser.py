@@ -50,6 +50,7 @@ SENTENCE_ARITY = {
 """The number of arguments each GDL keyword relation takes."""
 
 _TOKEN = re.compile(r";[^\n]*|[()]|[^\s();]+")
+_MESSAGE_TOKEN = re.compile(r"[()]|[^\s()]+")
 MAX_NESTING = 400
 """Deepest nesting of parentheses accepted; deeper text is refused, never a crash."""
 
@@ -91,9 +92,14 @@ def _positions(text: str) -> list[int]:
     return [0] + [index + 1 for index, char in enumerate(text) if char == "\n"]
 
 
-def read_nodes(text: str) -> list[Node]:
-    """Read every top-level S-expression of ``text``, comments dropped."""
+def read_nodes(text: str, *, gdl: bool = True) -> list[Node]:
+    """Read every top-level S-expression of ``text``.
+
+    As GDL (the default), ``;`` starts a comment and keywords are folded to lower
+    case; otherwise (a protocol message) every atom stays exactly as written.
+    """
     line_starts = _positions(text)
+    tokens = _TOKEN if gdl else _MESSAGE_TOKEN
 
     def where(offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(line_starts, offset)
@@ -102,9 +108,9 @@ def read_nodes(text: str) -> list[Node]:
     stack: list[tuple[list[Node], int]] = []
     top: list[Node] = []
     current = top
-    for match in _TOKEN.finditer(text):
+    for match in tokens.finditer(text):
         token = match.group()
-        if token[0] == ";":
+        if gdl and token[0] == ";":
             continue
         if token == "(":
             if len(stack) >= MAX_NESTING:
@@ -124,7 +130,7 @@ def read_nodes(text: str) -> list[Node]:
             current = parent
         else:
             line, column = where(match.start())
-            if token.lower() in KEYWORDS:
+            if gdl and token.lower() in KEYWORDS:
                 token = token.lower()
             current.append(Node(token, line, column))
     if stack:

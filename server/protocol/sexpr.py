@@ -8,45 +8,18 @@ agree with rules read by :mod:`server.gdl.parser`.
 
 from __future__ import annotations
 
-import bisect
-import re
-
-from server.gdl.parser import KEYWORDS, Node
+from server.gdl.errors import GdlSyntaxError
+from server.gdl.parser import KEYWORDS, Node, read_nodes
 
 from .errors import ProtocolError
-
-_TOKEN = re.compile(r"[()]|[^\s()]+")
 
 
 def read_sexpressions(text: str) -> list[Node]:
     """Every top-level S-expression of ``text``, atoms exactly as written."""
-    line_starts = [0] + [index + 1 for index, char in enumerate(text) if char == "\n"]
-
-    def where(offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(line_starts, offset)
-        return line, offset - line_starts[line - 1] + 1
-
-    stack: list[tuple[list[Node], int]] = []
-    top: list[Node] = []
-    current = top
-    for match in _TOKEN.finditer(text):
-        token = match.group()
-        if token == "(":
-            stack.append((current, match.start()))
-            current = []
-        elif token == ")":
-            if not stack:
-                line, column = where(match.start())
-                raise ProtocolError(f"line {line}, column {column}: unbalanced ')'")
-            parent, start = stack.pop()
-            parent.append(Node(tuple(current), *where(start)))
-            current = parent
-        else:
-            current.append(Node(token, *where(match.start())))
-    if stack:
-        line, column = where(stack[-1][1])
-        raise ProtocolError(f"line {line}, column {column}: '(' is never closed")
-    return top
+    try:
+        return read_nodes(text, gdl=False)
+    except GdlSyntaxError as error:
+        raise ProtocolError(str(error)) from error
 
 
 def read_sexpression(text: str, what: str = "message") -> Node:

@@ -113,3 +113,16 @@ def test_a_huge_start_is_read():
     facts = " ".join(f"(extra {index})" for index in range(60_000))
     message = parse_message(f"( START big.1 xplayer ((role xplayer) {facts}) 10 5 )")
     assert len(message.rules) == 60_001
+
+
+def test_a_message_nested_absurdly_deep_is_refused_not_a_crash() -> None:
+    depth = 5000
+    message = "(PLAY m1 (" + "(f " * depth + "a" + ")" * depth + "))"
+    with pytest.raises(ProtocolError, match="nested deeper"):
+        parse_message(message)
+
+
+def test_a_semicolon_is_part_of_an_atom_in_a_message() -> None:
+    # Messages carry no comments: ";" must not swallow the rest of the line.
+    message = parse_message("(PLAY m;1 NIL)")
+    assert message.match_id == "m;1"
