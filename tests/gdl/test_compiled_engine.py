@@ -172,20 +172,26 @@ def test_terms_outside_the_grounding_are_reported() -> None:
         engine.next_state(engine.initial_state(), [("mark", "9", "9"), "noop"])
 
 
+def _replay_a_playout(engine: CompiledEngine, rng: random.Random) -> int:
+    """Run the playout loop, check it step by step with single calls; the final state."""
+    joints: list[tuple[int, ...]] = []
+    result = engine.playout(engine.initial_compact, rng, record=joints)
+    state = engine.initial_compact
+    for joint in joints:
+        assert not engine.terminal_compact(state)
+        for legal, move in zip(engine.legal_indices(state), joint, strict=True):
+            assert move in legal
+        state = engine.next_compact(state, joint)
+    assert result.terminal and engine.terminal_compact(state)
+    assert (result.state, result.steps) == (state, len(joints))
+    return state
+
+
 def test_the_playout_loop_plays_legal_moves_until_the_end() -> None:
     engine = compiled(TIC_TAC_TOE)
     rng = random.Random(5)
     for _ in range(20):
-        joints: list[tuple[int, ...]] = []
-        result = engine.playout(engine.initial_compact, rng, record=joints)
-        state = engine.initial_compact
-        for joint in joints:
-            assert not engine.terminal_compact(state)
-            for legal, move in zip(engine.legal_indices(state), joint, strict=True):
-                assert move in legal
-            state = engine.next_compact(state, joint)
-        assert result.terminal and engine.terminal_compact(state)
-        assert (result.state, result.steps) == (state, len(joints))
+        _replay_a_playout(engine, rng)
 
 
 def test_compact_states_convert_to_states_and_back() -> None:
@@ -284,15 +290,5 @@ def test_the_playout_loop_agrees_with_single_steps_on_wide_win_tests() -> None:
     rng = random.Random(11)
     wins = 0
     for _ in range(60):
-        joints: list[tuple[int, ...]] = []
-        result = engine.playout(engine.initial_compact, rng, record=joints)
-        state = engine.initial_compact
-        for joint in joints:
-            assert not engine.terminal_compact(state)
-            for legal, move in zip(engine.legal_indices(state), joint, strict=True):
-                assert move in legal
-            state = engine.next_compact(state, joint)
-        assert result.terminal and engine.terminal_compact(state)
-        assert (result.state, result.steps) == (state, len(joints))
-        wins += ["100"] in engine.goals_compact(state)
+        wins += ["100"] in engine.goals_compact(_replay_a_playout(engine, rng))
     assert wins > 30
