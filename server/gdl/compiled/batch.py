@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .plan import Conj, Plan
+from .plan import Conj, Plan, gate_refs, gates_needed
 
 
 def _bits(mask: int) -> list[int]:
@@ -96,19 +96,7 @@ def generate_batch(plan: Plan) -> str:
     next_roots = [body for body, _ in tables.general]
 
     def closure(conjs: list[Conj], pool: set[int]) -> list[int]:
-        seen: set[int] = set()
-        stack = [v for c in conjs for k, v in c if k in ("g", "!") and v in pool]
-        while stack:
-            gid = stack.pop()
-            if gid in seen:
-                continue
-            seen.add(gid)
-            stack.extend(
-                v
-                for b in gates[gid].bodies
-                for k, v in b
-                if k in ("g", "!") and v in pool and v not in seen
-            )
+        seen = gates_needed(gates, gate_refs(conjs), pool)
         return sorted(seen, key=lambda g: (gates[g].order, g))
 
     def gate_lines(order: list[int]) -> list[str]:

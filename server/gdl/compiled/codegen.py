@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import GroundingTooLarge, check_deadline
-from .plan import Conj, Gate, Lit, Plan
+from .plan import Conj, Gate, Lit, Plan, gate_refs, gates_needed
 
 Ref = Callable[[int], str]
 """Gives the expression that reads a gate."""
@@ -85,10 +85,6 @@ def or_code(bodies: list[Conj], var: str, ref: Ref) -> str:
     return " or ".join(conj_code(body, var, ref) for body in bodies)
 
 
-def _gate_refs(conjs: list[Conj]) -> list[int]:
-    return [v for c in conjs for k, v in c if k in ("g", "!")]
-
-
 class GateWriter:
     """Writes the code that computes a set of gates."""
 
@@ -107,28 +103,18 @@ class GateWriter:
         return f"g{gid}"
 
     def closure(self, roots: list[int], within: set[int]) -> set[int]:
-        seen: set[int] = set()
-        stack = [r for r in roots if r in within]
-        while stack:
-            gid = stack.pop()
-            if gid in seen:
-                continue
-            seen.add(gid)
-            stack.extend(
-                v for v in _gate_refs(self.plan.gates[gid].bodies) if v in within and v not in seen
-            )
-        return seen
+        return gates_needed(self.plan.gates, roots, within)
 
     def write(self, gate_ids: set[int], outside_uses: Counter, regional: bool) -> list[str]:
         """Lines computing the gates; ``outside_uses`` counts reads by output code."""
         gates = self.plan.gates
         uses = Counter(outside_uses)
         for gid in gate_ids:
-            for v in _gate_refs(gates[gid].bodies):
+            for v in gate_refs(gates[gid].bodies):
                 uses[v] += 1
         users: dict[int, int] = {}
         for gid in gate_ids:
-            for v in _gate_refs(gates[gid].bodies):
+            for v in gate_refs(gates[gid].bodies):
                 users[v] = gid
         ordered = sorted(gate_ids, key=lambda g: (gates[g].order, g))
         blocks: dict[int, list[str]] = {}
@@ -162,7 +148,7 @@ class GateWriter:
                 continue
             done.add(gid)
             expr = or_code(gate.bodies, self.var, self.ref)
-            level = 1 + max((self.depth.get(v, 0) for v in _gate_refs(gate.bodies)), default=0)
+            level = 1 + max((self.depth.get(v, 0) for v in gate_refs(gate.bodies)), default=0)
             user = users.get(gid)
             same_place = (
                 user is not None
@@ -326,8 +312,8 @@ def generate(plan: Plan) -> str:
         writer: GateWriter, roots: list[Conj], within: set[int] | None = None
     ) -> list[str]:
         pool = plan.state_gates if within is None else within
-        needed = writer.closure(_gate_refs(roots), pool)
-        return writer.write(needed, Counter(_gate_refs(roots)), regional=writer.incremental)
+        needed = writer.closure(gate_refs(roots), pool)
+        return writer.write(needed, Counter(gate_refs(roots)), regional=writer.incremental)
 
     def legal_lines(writer: GateWriter, role_list: list[int], sort: bool) -> list[str]:
         lines: list[str] = []
@@ -384,13 +370,10 @@ def generate(plan: Plan) -> str:
     roots = conjs([plan.terminal]) + legal_roots + general_roots
     # state gates that next-part gates read must stay variables: count them twice
     from_next = [
-        v
-        for g in plan.next_gates
-        for v in _gate_refs(plan.gates[g].bodies)
-        if v in plan.state_gates
+        v for g in plan.next_gates for v in gate_refs(plan.gates[g].bodies) if v in plan.state_gates
     ]
-    needed = state_writer.closure(_gate_refs(roots) + from_next, plan.state_gates)
-    loop = state_writer.write(needed, Counter(_gate_refs(roots) + from_next * 2), regional=True)
+    needed = state_writer.closure(gate_refs(roots) + from_next, plan.state_gates)
+    loop = state_writer.write(needed, Counter(gate_refs(roots) + from_next * 2), regional=True)
     loop.append(f"if {_cond(plan.terminal, state_writer)}:")
     loop.append("    return s, steps, True")
     loop.append("if steps >= limit:")
@@ -419,8 +402,8 @@ def generate(plan: Plan) -> str:
     next_var = "X" if move_literals else "s"
     next_writer = GateWriter(plan, next_var, incremental=False)
     next_code = next_writer.write(
-        next_writer.closure(_gate_refs(general_roots), plan.next_gates),
-        Counter(_gate_refs(general_roots)),
+        next_writer.closure(gate_refs(general_roots), plan.next_gates),
+        Counter(gate_refs(general_roots)),
         regional=False,
     )
     next_code += _next_lines(plan, next_writer, roles, next_var, "s")

@@ -105,6 +105,24 @@ class Plan:
         return count
 
 
+def gate_refs(conjs: list[Conj]) -> list[int]:
+    """The gates that rule bodies read, positively or negated."""
+    return [v for c in conjs for k, v in c if k in ("g", "!")]
+
+
+def gates_needed(gates: dict[int, Gate], roots: list[int], within: set[int]) -> set[int]:
+    """The gates of ``within`` that ``roots`` depend on, the roots included."""
+    seen: set[int] = set()
+    stack = [r for r in roots if r in within]
+    while stack:
+        gid = stack.pop()
+        if gid in seen:
+            continue
+        seen.add(gid)
+        stack.extend(v for v in gate_refs(gates[gid].bodies) if v in within and v not in seen)
+    return seen
+
+
 def _bits(mask: int) -> list[int]:
     out = []
     while mask:
