@@ -22,11 +22,6 @@ RawTerm: TypeAlias = "str | tuple"
 """A term as the reasoner stores it: ``str`` or nested ``tuple``."""
 
 
-def is_variable(term: object) -> bool:
-    """True for a variable such as ``?x``."""
-    return isinstance(term, str) and term.startswith("?")
-
-
 def to_kif(term: RawTerm) -> str:
     """Print a term as compact KIF: ``(mark 1 2)``."""
     if isinstance(term, str):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ..errors import GdlError
 from ..terms import RawTerm, variables_of
-from .program import FlatRule, RelationKey, key_name, literal_atom, relation_args, relation_key
+from .program import FlatRule, RelationKey, literal_atom, relation_args, relation_key
 
 Path = tuple[int, ...]
 MAX_NESTED_LOOPS = 16
@@ -446,8 +446,3 @@ class RuleCompiler:
         except (SyntaxError, KeyError) as error:  # pragma: no cover - a bug, not bad input
             raise GdlError(f"cannot compile {rule.source}: {error}") from error
         return namespace["rule"]  # type: ignore[return-value]
-
-
-def describe(rule: FlatRule) -> str:
-    """The rule's head relation, for messages."""
-    return key_name(rule.head_key)
