@@ -17,11 +17,13 @@ from .events import (
     StepPlayed,
 )
 from .log_writer import LogWriter
+from .ping import DEFAULT_PING_TIMEOUT, PingResult, PlayerStatus, ping_player
 from .runner import RANDOM_ROLE, MatchRunner, MatchStats, Player, run_match
 from .step_limit import default_step_limit
 from .transport import PlayerAddress, Reply, send_message
 
 __all__ = [
+    "DEFAULT_PING_TIMEOUT",
     "RANDOM_ROLE",
     "LogWriter",
     "MatchClosed",
@@ -32,13 +34,16 @@ __all__ = [
     "MatchStarted",
     "MatchStats",
     "Observer",
+    "PingResult",
     "Player",
     "PlayerAddress",
+    "PlayerStatus",
     "PlayersStarted",
     "Reply",
     "StepPlayed",
     "default_step_limit",
     "new_match_id",
+    "ping_player",
     "run_match",
     "send_message",
 ]
