@@ -31,6 +31,8 @@ from server.gdl.errors import OutsideGroundingError
 from server.gdl.terms import to_kif
 from server.gdl.validator import validate
 
+from .roles import declared_roles
+
 HEAVY_SETUP_SECONDS = 5.0
 """A game whose engine takes longer than this to set up is heavy."""
 HEAVY_TRANSITIONS_PER_SECOND = 200.0
@@ -99,16 +101,6 @@ def _positioned(severity: Literal["error", "warning"], text: str) -> LintProblem
         return LintProblem(severity=severity, message=text)
     line, column, rest = found.groups()
     return LintProblem(severity=severity, message=rest, line=int(line), column=int(column))
-
-
-def _declared_roles(rules: list[Rule]) -> list[str]:
-    roles: list[str] = []
-    for rule in rules:
-        head = rule.head
-        if not rule.body and isinstance(head, tuple) and len(head) == 2 and head[0] == "role":
-            if isinstance(head[1], str) and head[1] not in roles:
-                roles.append(head[1])
-    return roles
 
 
 def _build(rules: list[Rule]) -> tuple[Game, str | None]:
@@ -229,7 +221,7 @@ def lint_game(
             )
         )
         return report
-    report.roles = _declared_roles(rules)
+    report.roles = declared_roles(rules)
     validation = validate(rules)
     report.problems += [_positioned("error", problem) for problem in validation.errors]
     report.problems += [_positioned("warning", problem) for problem in validation.warnings]

@@ -27,6 +27,8 @@ import aiohttp
 from pydantic import BaseModel, Field
 from yarl import URL
 
+from .roles import roles_in_text
+
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 4_000_000
 _VERSION = re.compile(r"v(\d+)")
@@ -120,23 +122,6 @@ async def _get_json(session: aiohttp.ClientSession, url: URL, max_bytes: int) ->
         raise GameFetchError(f"{url}: bad JSON: {error}") from error
 
 
-def _roles_of(rules_text: str) -> list[str]:
-    from server.gdl import GdlError, parse_gdl
-
-    try:
-        rules = parse_gdl(rules_text)
-    except GdlError:
-        return []
-    return [
-        rule.head[1]
-        for rule in rules
-        if isinstance(rule.head, tuple)
-        and len(rule.head) == 2
-        and rule.head[0] == "role"
-        and isinstance(rule.head[1], str)
-    ]
-
-
 async def _description(
     session: aiohttp.ClientSession, base: URL, value: object, max_bytes: int
 ) -> str | None:
@@ -176,7 +161,7 @@ async def _fetch(session: aiohttp.ClientSession, url: str, max_bytes: int) -> Fe
     if isinstance(role_names, list) and all(isinstance(role, str) for role in role_names):
         roles = list(role_names)
     else:
-        roles = _roles_of(rules_text)
+        roles = roles_in_text(rules_text)
     title = metadata.get("gameName")
     return FetchedGame(
         name=key,
