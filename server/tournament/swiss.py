@@ -1,0 +1,201 @@
+"""Swiss: a fixed number of rounds, each paired from the standings after the last one.
+
+Two-role games only. A round is paired when every match of the previous one has a
+result. Each pair plays one seating `matches_per_seating` times. Pairing priorities, in
+order: no pair that met before (repeats only when unavoidable); seats balanced (a
+player's rounds in the first role and in the second stay within one of each other);
+the bye to the lowest-ranked player who has not had one; then players as close in the
+ranking as possible (the leader with the next player, and so on down, the Monrad way).
+The bye scores as a win for each match of the round. A player that forfeited is
+withdrawn from the rounds paired afterwards.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .planned import PlannedMatch, match_key
+from .results import MatchResult, match_points
+from .spec import TournamentSpec
+
+SEARCH_NODE_LIMIT = 200_000
+"""Pairing search steps per budget before trying a looser one (keeps big fields fast)."""
+
+
+@dataclass(frozen=True)
+class SwissRound:
+    """One paired round: pairs in seat order (first role, second role) and the bye."""
+
+    number: int
+    pairs: list[tuple[str, str]]
+    bye: str | None
+
+
+@dataclass(frozen=True)
+class SwissPlan:
+    """Every round paired so far, their matches and byes, and whether all are played."""
+
+    rounds: list[SwissRound]
+    matches: list[PlannedMatch]
+    byes: list[MatchResult]
+    complete: bool
+
+
+@dataclass
+class _History:
+    points: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    met: Counter[frozenset[str]] = field(default_factory=Counter)
+    seat_balance: Counter[str] = field(default_factory=Counter)
+    """Rounds in the first role minus rounds in the second."""
+    last_seat: dict[str, int] = field(default_factory=dict)
+    had_bye: set[str] = field(default_factory=set)
+    withdrawn: set[str] = field(default_factory=set)
+
+
+def bye_key(round_: int, game_index: int, player_index: int) -> str:
+    """The key of a bye's result."""
+    return f"{round_}/bye/{game_index}/{player_index}"
+
+
+def swiss_plan(spec: TournamentSpec, results: Mapping[str, MatchResult]) -> SwissPlan:
+    """Replay the pairings from the results by slot; stop at the first unfinished round."""
+    assert spec.rounds is not None
+    history = _History()
+    rounds: list[SwissRound] = []
+    matches: list[PlannedMatch] = []
+    byes: list[MatchResult] = []
+    for number in range(1, spec.rounds + 1):
+        ranked = [
+            p
+            for p in sorted(spec.players, key=lambda p: (-history.points[p], spec.players.index(p)))
+            if p not in history.withdrawn
+        ]
+        if len(ranked) < 2:
+            break
+        paired = pair_round(number, ranked, history)
+        rounds.append(paired)
+        round_matches = _round_matches(spec, paired)
+        matches.extend(round_matches)
+        if paired.bye is not None:
+            byes.extend(_byes(spec, number, paired.bye))
+        if any(m.key not in results for m in round_matches):
+            return SwissPlan(rounds, matches, byes, complete=False)
+        _record(spec, history, paired, [results[m.key] for m in round_matches])
+    return SwissPlan(rounds, matches, byes, complete=True)
+
+
+def pair_round(number: int, ranked: Sequence[str], history: _History) -> SwissRound:
+    """Pair one round of players listed best first (see the module's priorities)."""
+    byes: list[str | None] = [None]
+    if len(ranked) % 2:
+        fresh = [p for p in reversed(ranked) if p not in history.had_bye]
+        byes = list(fresh or reversed(ranked))
+    half = len(ranked) // 2
+    for repeats in range(half + 1):
+        for imbalances in range(half + 1):
+            for bye in byes:
+                rest = [p for p in ranked if p != bye]
+                found = _search(rest, history, repeats, imbalances)
+                if found is not None:
+                    pairs = [_seat(a, b, number, history) for a, b in found]
+                    return SwissRound(number, pairs, bye)
+    raise AssertionError("some pairing always exists")
+
+
+def _search(
+    players: list[str], history: _History, repeats: int, imbalances: int
+) -> list[tuple[str, str]] | None:
+    """The first pairing in ranking order within the budgets, or None."""
+    steps = 0
+
+    def walk(rest: list[str], repeats: int, imbalances: int) -> Iterator[list[tuple[str, str]]]:
+        nonlocal steps
+        if not rest:
+            yield []
+            return
+        first, others = rest[0], rest[1:]
+        for i, second in enumerate(others):
+            steps += 1
+            if steps > SEARCH_NODE_LIMIT:
+                return
+            r = repeats - (history.met[frozenset((first, second))] > 0)
+            b = imbalances - _clash(first, second, history)
+            if r < 0 or b < 0:
+                continue
+            for tail in walk(others[:i] + others[i + 1 :], r, b):
+                yield [(first, second), *tail]
+                return
+
+    return next(walk(players, repeats, imbalances), None)
+
+
+def _clash(a: str, b: str, history: _History) -> bool:
+    """Whether seating the two must push one of them two seats out of balance."""
+    return history.seat_balance[a] * history.seat_balance[b] > 0
+
+
+def _seat(a: str, b: str, number: int, history: _History) -> tuple[str, str]:
+    """Seat a pair (`a` ranked higher): the one more often second plays first."""
+    balance_a, balance_b = history.seat_balance[a], history.seat_balance[b]
+    if balance_a != balance_b:
+        return (a, b) if balance_a < balance_b else (b, a)
+    last_a, last_b = history.last_seat.get(a), history.last_seat.get(b)
+    if last_a is not None and last_a != last_b:
+        return (a, b) if last_a == 1 else (b, a)
+    return (a, b) if number % 2 else (b, a)
+
+
+def _round_matches(spec: TournamentSpec, paired: SwissRound) -> list[PlannedMatch]:
+    matches = []
+    for table, pair in enumerate(paired.pairs):
+        seating = [spec.players.index(p) for p in pair]
+        for game_index in range(spec.matches_per_seating):
+            matches.append(
+                PlannedMatch(
+                    key=match_key(paired.number, table, game_index, seating),
+                    round=paired.number,
+                    table=table,
+                    game_index=game_index,
+                    game=spec.game,
+                    players=list(pair),
+                    startclock=spec.startclock,
+                    playclock=spec.playclock,
+                )
+            )
+    return matches
+
+
+def _byes(spec: TournamentSpec, number: int, player: str) -> list[MatchResult]:
+    """One bye result per match the round's pairs play."""
+    return [
+        MatchResult(
+            key=bye_key(number, game_index, spec.players.index(player)),
+            game=spec.game,
+            players=[player],
+            goals=[100],
+            bye=True,
+        )
+        for game_index in range(spec.matches_per_seating)
+    ]
+
+
+def _record(
+    spec: TournamentSpec, history: _History, paired: SwissRound, results: list[MatchResult]
+) -> None:
+    for first, second in paired.pairs:
+        history.met[frozenset((first, second))] += 1
+        history.seat_balance[first] += 1
+        history.seat_balance[second] -= 1
+        history.last_seat[first], history.last_seat[second] = 0, 1
+    if paired.bye is not None:
+        history.had_bye.add(paired.bye)
+        history.points[paired.bye] += spec.matches_per_seating
+    for result in results:
+        for role, (player, points) in enumerate(
+            zip(result.players, match_points(result, spec.points), strict=True)
+        ):
+            history.points[player] += points
+            if result.forfeited(role):
+                history.withdrawn.add(player)
