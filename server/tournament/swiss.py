@@ -3,7 +3,8 @@
 Two-role games only. A round is paired when every match of the previous one has a
 result. Each pair plays one seating `matches_per_seating` times. Pairing priorities, in
 order: no pair that met before (repeats only when unavoidable); seats balanced (a
-player's rounds in the first role and in the second stay within one of each other);
+player's rounds in the first role and in the second stay within one of each other; in
+round one the higher seed plays first on the first table, second on the next, and so on);
 the bye to the lowest-ranked player who has not had one; then players as close in the
 ranking as possible (the leader with the next player, and so on down, the Monrad way).
 The bye scores as a win for each match of the round. A player that forfeited is
@@ -99,7 +100,7 @@ def pair_round(number: int, ranked: Sequence[str], history: _History) -> SwissRo
                 rest = [p for p in ranked if p != bye]
                 found = _search(rest, history, repeats, imbalances)
                 if found is not None:
-                    pairs = [_seat(a, b, number, history) for a, b in found]
+                    pairs = [_seat(a, b, number + t, history) for t, (a, b) in enumerate(found)]
                     return SwissRound(number, pairs, bye)
     raise AssertionError("some pairing always exists")
 
@@ -136,15 +137,19 @@ def _clash(a: str, b: str, history: _History) -> bool:
     return history.seat_balance[a] * history.seat_balance[b] > 0
 
 
-def _seat(a: str, b: str, number: int, history: _History) -> tuple[str, str]:
-    """Seat a pair (`a` ranked higher): the one more often second plays first."""
+def _seat(a: str, b: str, parity: int, history: _History) -> tuple[str, str]:
+    """Seat a pair (`a` ranked higher): the one more often second plays first.
+
+    Between players with the same seat history, the higher-ranked plays first when
+    `parity` (round number plus table number) is odd, so seats alternate down the tables.
+    """
     balance_a, balance_b = history.seat_balance[a], history.seat_balance[b]
     if balance_a != balance_b:
         return (a, b) if balance_a < balance_b else (b, a)
     last_a, last_b = history.last_seat.get(a), history.last_seat.get(b)
     if last_a is not None and last_a != last_b:
         return (a, b) if last_a == 1 else (b, a)
-    return (a, b) if number % 2 else (b, a)
+    return (a, b) if parity % 2 else (b, a)
 
 
 def _round_matches(spec: TournamentSpec, paired: SwissRound) -> list[PlannedMatch]:
