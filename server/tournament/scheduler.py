@@ -121,19 +121,23 @@ def _free_slots(
 def _dispatch(
     pending: list[PlannedMatch], free: Mapping[str, int], limit: int
 ) -> list[PlannedMatch]:
-    """From the earliest round with matches to play, those whose players all have room."""
-    if not pending:
-        return []
-    first_round = min(m.round for m in pending)
+    """Round by round, the matches whose players all have room.
+
+    A round is entered only when every match of the rounds before it is queued.
+    """
     room = Counter(free)
     chosen: list[PlannedMatch] = []
-    for match in pending:
-        if len(chosen) >= limit:
+    for round_ in sorted({m.round for m in pending}):
+        waiting = False
+        for match in (m for m in pending if m.round == round_):
+            need = Counter(match.players)
+            if len(chosen) < limit and all(room[p] >= n for p, n in need.items()):
+                chosen.append(match)
+                room.subtract(need)
+            else:
+                waiting = True
+        if waiting:
             break
-        need = Counter(match.players)
-        if match.round == first_round and all(room[p] >= n for p, n in need.items()):
-            chosen.append(match)
-            room.subtract(need)
     return chosen
 
 

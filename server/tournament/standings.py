@@ -112,10 +112,10 @@ def standings(
         status: Status = "active"
         if player == champion:
             status = "winner"
-        elif player in eliminated:
-            status = "eliminated"
         elif tally.forfeits[player]:
             status = "withdrawn"
+        elif player in eliminated:
+            status = "eliminated"
         elif player in failed:
             status = "failed"
         table.append(

@@ -35,9 +35,9 @@ def result(
     match: PlannedMatch | str, players: Sequence[str], goals: Sequence[int], **fields: Any
 ) -> MatchResult:
     """A played result of a match (or of a key)."""
-    key = match if isinstance(match, str) else match.key
+    key, game = (match, "ticTacToe") if isinstance(match, str) else (match.key, match.game)
     return MatchResult(
-        key=key, game="ticTacToe", players=list(players), goals=list(goals), steps=5, **fields
+        key=key, game=game, players=list(players), goals=list(goals), steps=5, **fields
     )
 
 
