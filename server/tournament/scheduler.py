@@ -13,6 +13,7 @@ import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from .elimination import elimination_plan
 from .failures import failed_players, forfeit_result
@@ -46,16 +47,20 @@ def next_matches(
     results: Sequence[MatchResult],
     active: Sequence[PlannedMatch] = (),
     players: Mapping[str, PlayerStatus] | None = None,
+    now: datetime | None = None,
 ) -> NextMatches:
     """The matches to queue now, and the results to record (byes, forfeits).
 
     `results` are every stored result of the tournament (forfeits and byes included),
     `active` the matches queued or running, `players` each player's status (a missing
-    player is available with capacity 1). Raises `TournamentSpecError` when the format
-    cannot play the game's number of roles.
+    player is available with capacity 1), `now` the time, checked against the spec's
+    `starts_at` (without it the tournament counts as started). Raises
+    `TournamentSpecError` when the format cannot play the game's number of roles.
     """
     counts = role_counts(spec, roles)
     check_roles(spec, counts)
+    if spec.starts_at is not None and now is not None and now < spec.starts_at:
+        return NextMatches()
     statuses = {p: (players or {}).get(p, PlayerStatus()) for p in spec.players}
     failed = failed_players(spec.players, results, statuses)
     active_slots = {slot_of(m.key) for m in active}

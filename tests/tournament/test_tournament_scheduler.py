@@ -1,12 +1,13 @@
 """The scheduler: idempotent, never double-books, respects capacity, pauses, replays aborts."""
 
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tournament_tables import Service, result, spec
 
-from server.tournament import PlayerStatus, TournamentSpec, next_matches, standings
+from server.tournament import NextMatches, PlayerStatus, TournamentSpec, next_matches, standings
 
 
 def test_the_same_inputs_give_the_same_answer_and_a_restart_repeats_nothing() -> None:
@@ -188,3 +189,10 @@ def test_a_spec_is_checked_against_the_games_roles() -> None:
         assert str(error) == "format: swiss needs a two-role game; 'chinese' has 3 roles"
     else:
         raise AssertionError("a Swiss tournament of a three-role game was scheduled")
+
+
+def test_nothing_is_queued_before_the_start_time() -> None:
+    start = datetime(2026, 5, 1, 12, tzinfo=UTC)
+    cup = spec("round_robin", "ab", starts_at=start)
+    assert next_matches(cup, 2, [], now=start - timedelta(seconds=1)) == NextMatches()
+    assert [m.key for m in next_matches(cup, 2, [], now=start).matches] == ["1/0/0/0-1"]
