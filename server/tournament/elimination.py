@@ -66,25 +66,18 @@ def elimination_plan(spec: TournamentSpec, results: Mapping[str, MatchResult]) -
     number = 1
     while len(entrants) > 1:
         series_list: list[Series] = []
-        winners: list[str | None] = []
         for table in range(len(entrants) // 2):
-            a, b = entrants[2 * table], entrants[2 * table + 1]
-            if a is None or (b is not None and _seed(spec, b) < _seed(spec, a)):
-                a, b = b, a
-            if a is None:
-                winners.append(None)
+            top, bottom = entrants[2 * table], entrants[2 * table + 1]
+            assert top is not None, "a bye only ever faces a seed in the top half"
+            if bottom is None:
+                series_list.append(Series(number, table, top, None, (0.0, 0.0), 0, top, None))
                 continue
-            if number == 1 and b is None:
-                series = Series(number, table, a, None, (0.0, 0.0), 0, a, None)
-            elif b is None:
-                winners.append(None)
-                continue
-            else:
-                series, needed = _series(spec, results, number, table, a, b)
-                matches.extend(needed)
+            high, low = sorted((top, bottom), key=lambda p: _seed(spec, p))
+            series, needed = _series(spec, results, number, table, high, low)
             series_list.append(series)
-            winners.append(series.winner)
+            matches.extend(needed)
         rounds.append(series_list)
+        winners = [series.winner for series in series_list]
         if any(w is None for w in winners):
             return EliminationPlan(rounds, matches, None)
         entrants = list(winners)

@@ -63,38 +63,67 @@ def next_matches(
         return NextMatches()
     statuses = {p: (players or {}).get(p, PlayerStatus()) for p in spec.players}
     failed = failed_players(spec.players, results, statuses)
-    active_slots = {slot_of(m.key) for m in active}
-    attempts = Counter(slot_of(r.key) for r in results if r.aborted_by_server)
-    recorded: list[MatchResult] = []
-    while True:
-        done = results_by_slot([*results, *recorded])
-        plan = _plan(spec, counts, done)
-        awards = [a for a in plan.awards if a.key not in done]
-        pending = [m for m in plan.matches if m.key not in done and m.key not in active_slots]
-        stricken = [m for m in pending if any(p in failed for p in m.players)]
-        if stricken and spec.failure_rule == "pause":
-            player = next(p for p in stricken[0].players if p in failed)
-            return NextMatches(record=recorded, paused=Pause(player=player, reason=failed[player]))
-        if not awards and not stricken:
-            break
-        recorded += awards
-        recorded += [forfeit_result(m, _attempt_key(m.key, attempts), failed) for m in stricken]
-    if plan.finished and not active_slots:
-        return NextMatches(record=recorded, finished=True)
+    settled = _settle(spec, counts, results, active, failed)
+    if settled.paused is not None or (settled.plan.finished and not active):
+        return NextMatches(
+            record=settled.recorded, paused=settled.paused, finished=settled.paused is None
+        )
     free = _free_slots(statuses, active, failed)
     limit = sys.maxsize if spec.max_concurrent is None else spec.max_concurrent - len(active)
     if spec.format == "ladder":
         if failed and spec.failure_rule == "pause":
             player, reason = next(iter(failed.items()))
-            return NextMatches(record=recorded, paused=Pause(player=player, reason=reason))
-        made = [(r.game, r.players) for r in done.values()] + [(m.game, m.players) for m in active]
-        history = LadderCounts(made)
+            return NextMatches(record=settled.recorded, paused=Pause(player=player, reason=reason))
+        made = [(r.game, r.players) for r in settled.done.values()]
+        history = LadderCounts(made + [(m.game, m.players) for m in active])
         numbers = [_round_of(r.key) for r in results] + [_round_of(m.key) for m in active]
         chosen = ladder_matches(spec, counts, history, max(numbers, default=-1) + 1, free, limit)
     else:
-        chosen = _dispatch(pending, free, limit)
+        chosen = _dispatch(settled.pending, free, limit)
+    attempts = _attempts(results)
     matches = [m.model_copy(update={"key": _attempt_key(m.key, attempts)}) for m in chosen]
-    return NextMatches(matches=matches, record=recorded)
+    return NextMatches(matches=matches, record=settled.recorded)
+
+
+@dataclass(frozen=True)
+class _Settled:
+    """The plan once byes and forfeits are recorded, and the matches left to play."""
+
+    plan: _Plan
+    done: dict[str, MatchResult]
+    pending: list[PlannedMatch]
+    recorded: list[MatchResult]
+    paused: Pause | None
+
+
+def _settle(
+    spec: TournamentSpec,
+    roles: Mapping[str, int],
+    results: Sequence[MatchResult],
+    active: Sequence[PlannedMatch],
+    failed: Mapping[str, str],
+) -> _Settled:
+    """Record byes and the forfeits of failed players until the plan stops changing.
+
+    Under the `pause` rule a failed player with a match to play pauses instead.
+    """
+    active_slots = {slot_of(m.key) for m in active}
+    attempts = _attempts(results)
+    recorded: list[MatchResult] = []
+    while True:
+        done = results_by_slot([*results, *recorded])
+        plan = _plan(spec, roles, done)
+        awards = [a for a in plan.awards if a.key not in done]
+        pending = [m for m in plan.matches if m.key not in done and m.key not in active_slots]
+        stricken = [m for m in pending if any(p in failed for p in m.players)]
+        if stricken and spec.failure_rule == "pause":
+            player = next(p for p in stricken[0].players if p in failed)
+            pause = Pause(player=player, reason=failed[player])
+            return _Settled(plan, done, pending, recorded, pause)
+        if not awards and not stricken:
+            return _Settled(plan, done, pending, recorded, None)
+        recorded += awards
+        recorded += [forfeit_result(m, _attempt_key(m.key, attempts), failed) for m in stricken]
 
 
 def _plan(spec: TournamentSpec, roles: Mapping[str, int], done: Mapping[str, MatchResult]) -> _Plan:
@@ -148,6 +177,11 @@ def _dispatch(
 
 def _round_of(key: str) -> int:
     return int(key.split("/", 1)[0])
+
+
+def _attempts(results: Sequence[MatchResult]) -> Counter[str]:
+    """How many times the server aborted the match of each slot."""
+    return Counter(slot_of(r.key) for r in results if r.aborted_by_server)
 
 
 def _attempt_key(key: str, attempts: Mapping[str, int]) -> str:

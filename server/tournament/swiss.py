@@ -75,7 +75,7 @@ def swiss_plan(spec: TournamentSpec, results: Mapping[str, MatchResult]) -> Swis
         ]
         if len(ranked) < 2:
             break
-        paired = pair_round(number, ranked, history)
+        paired = _pair_round(number, ranked, history)
         rounds.append(paired)
         round_matches = _round_matches(spec, paired)
         matches.extend(round_matches)
@@ -87,7 +87,7 @@ def swiss_plan(spec: TournamentSpec, results: Mapping[str, MatchResult]) -> Swis
     return SwissPlan(rounds, matches, byes, complete=True)
 
 
-def pair_round(number: int, ranked: Sequence[str], history: _History) -> SwissRound:
+def _pair_round(number: int, ranked: Sequence[str], history: _History) -> SwissRound:
     """Pair one round of players listed best first (see the module's priorities)."""
     byes: list[str | None] = [None]
     if len(ranked) % 2:
