@@ -6,7 +6,7 @@ order: no pair that met before (repeats only when unavoidable); seats balanced (
 player's rounds in the first role and in the second stay within one of each other; in
 round one the higher seed plays first on the first table, second on the next, and so on);
 the bye to the lowest-ranked player who has not had one; then players as close in the
-ranking as possible (the leader with the next player, and so on down, the Monrad way).
+ranking as possible (the leader with the next player, and so on down).
 The bye scores as a win for each match of the round. A player that forfeited is
 withdrawn from the rounds paired afterwards.
 """
@@ -14,15 +14,18 @@ withdrawn from the rounds paired afterwards.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
+
+import networkx as nx
 
 from .planned import PlannedMatch, match_key
 from .results import MatchResult, match_points
 from .spec import TournamentSpec
 
-SEARCH_NODE_LIMIT = 200_000
-"""Pairing search steps per budget before trying a looser one (keeps big fields fast)."""
+_BYE = 1_000_000
+"""The pairing graph's vertex for the bye (players are vertices 0, 1, ...)."""
 
 
 @dataclass(frozen=True)
@@ -88,48 +91,42 @@ def swiss_plan(spec: TournamentSpec, results: Mapping[str, MatchResult]) -> Swis
 
 
 def _pair_round(number: int, ranked: Sequence[str], history: _History) -> SwissRound:
-    """Pair one round of players listed best first (see the module's priorities)."""
-    byes: list[str | None] = [None]
-    if len(ranked) % 2:
-        fresh = [p for p in reversed(ranked) if p not in history.had_bye]
-        byes = list(fresh or reversed(ranked))
-    half = len(ranked) // 2
-    for repeats in range(half + 1):
-        for imbalances in range(half + 1):
-            for bye in byes:
-                rest = [p for p in ranked if p != bye]
-                found = _search(rest, history, repeats, imbalances)
-                if found is not None:
-                    pairs = [_seat(a, b, number + t, history) for t, (a, b) in enumerate(found)]
-                    return SwissRound(number, pairs, bye)
-    raise AssertionError("some pairing always exists")
+    """Pair one round of players listed best first (see the module's priorities).
 
-
-def _search(
-    players: list[str], history: _History, repeats: int, imbalances: int
-) -> list[tuple[str, str]] | None:
-    """The first pairing in ranking order within the budgets, or None."""
-    steps = 0
-
-    def walk(rest: list[str], repeats: int, imbalances: int) -> Iterator[list[tuple[str, str]]]:
-        nonlocal steps
-        if not rest:
-            yield []
-            return
-        first, others = rest[0], rest[1:]
-        for i, second in enumerate(others):
-            steps += 1
-            if steps > SEARCH_NODE_LIMIT:
-                return
-            r = repeats - (history.met[frozenset((first, second))] > 0)
-            b = imbalances - _clash(first, second, history)
-            if r < 0 or b < 0:
-                continue
-            for tail in walk(others[:i] + others[i + 1 :], r, b):
-                yield [(first, second), *tail]
-                return
-
-    return next(walk(players, repeats, imbalances), None)
+    The pairing is a minimum-cost perfect matching (Edmonds' blossom algorithm) whose
+    cost counts, on scales far enough apart that each outweighs all the next ones:
+    repeat pairings, seat clashes, the bye's height in the ranking, and the squared
+    distances in the ranking between partners.
+    """
+    n = len(ranked)
+    distance_unit = 1
+    bye_unit = n**3 + 1
+    clash_unit = bye_unit * (n + 1)
+    repeat_unit = clash_unit * (n + 1)
+    ceiling = repeat_unit * (n + 1)
+    graph = nx.Graph()
+    for i, j in combinations(range(n), 2):
+        a, b = ranked[i], ranked[j]
+        cost = (
+            repeat_unit * (history.met[frozenset((a, b))] > 0)
+            + clash_unit * _clash(a, b, history)
+            + distance_unit * (j - i) ** 2
+        )
+        graph.add_edge(i, j, weight=ceiling - cost)
+    if n % 2:
+        fresh = [i for i in reversed(range(n)) if ranked[i] not in history.had_bye]
+        for height, i in enumerate(fresh or reversed(range(n))):
+            graph.add_edge(i, _BYE, weight=ceiling - bye_unit * height)
+    matching = nx.max_weight_matching(graph, maxcardinality=True)
+    bye = None
+    pairs = []
+    for i, j in sorted(tuple(sorted(edge)) for edge in matching):
+        if j == _BYE:
+            bye = ranked[i]
+        else:
+            pairs.append((ranked[i], ranked[j]))
+    seated = [_seat(a, b, number + table, history) for table, (a, b) in enumerate(pairs)]
+    return SwissRound(number, seated, bye)
 
 
 def _clash(a: str, b: str, history: _History) -> bool:
