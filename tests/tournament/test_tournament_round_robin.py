@@ -104,6 +104,11 @@ def test_standings_from_a_table_of_results() -> None:
         )
         for s in standings(cup, results)
     ]
+    shape = standings(cup, results)[0].model_dump()
+    assert list(shape) == [
+        "player", "rank", "points", "played", "wins", "draws", "losses", "byes", "forfeits",
+        "tiebreaks", "errors", "status",
+    ]  # fmt: skip
     # b and c are level on 2.5; c took 1.5 of the 2 points between them, so c is second
     # although b has more wins and the higher seed
     assert table == [

@@ -7,7 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tournament_tables import Service, result, spec
 
-from server.tournament import NextMatches, PlayerStatus, TournamentSpec, next_matches, standings
+from server.tournament import (
+    NextMatches,
+    Pause,
+    PlayerStatus,
+    TournamentSpec,
+    next_matches,
+    standings,
+)
 
 
 def test_the_same_inputs_give_the_same_answer_and_a_restart_repeats_nothing() -> None:
@@ -196,3 +203,19 @@ def test_nothing_is_queued_before_the_start_time() -> None:
     cup = spec("round_robin", "ab", starts_at=start)
     assert next_matches(cup, 2, [], now=start - timedelta(seconds=1)) == NextMatches()
     assert [m.key for m in next_matches(cup, 2, [], now=start).matches] == ["1/0/0/0-1"]
+
+
+def test_a_ladder_leaves_a_failed_player_out_under_the_forfeit_rule() -> None:
+    ladder = spec("ladder", "abcd")
+    answer = next_matches(ladder, 2, [], [], {"b": PlayerStatus(failed="unreachable")})
+    assert answer.record == []
+    (match,) = answer.matches  # three players left, two seats: one match, without b
+    assert "b" not in match.players
+    paused = next_matches(
+        ladder.model_copy(update={"failure_rule": "pause"}),
+        2,
+        [],
+        [],
+        {"b": PlayerStatus(failed="unreachable")},
+    )
+    assert paused.matches == [] and paused.paused == Pause(player="b", reason="unreachable")
