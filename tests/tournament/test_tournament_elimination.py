@@ -5,7 +5,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tournament_tables import Service, higher_seed_wins, result, spec
+from tournament_tables import Service, breaks_down, higher_seed_wins, spec
 
 from server.tournament import PlannedMatch, bracket_order, elimination_plan, standings
 from server.tournament.results import results_by_slot
@@ -90,13 +90,7 @@ def test_a_series_and_its_tie_break(
 def test_a_failing_player_forfeits_the_rest_of_its_series() -> None:
     service = Service(spec("single_elimination", "abcd", best_of=3))
 
-    def judge(match: PlannedMatch):  # type: ignore[no-untyped-def]
-        if "d" in match.players:
-            errors = [{"TO": 3, "IL": 2} if p == "d" else {} for p in match.players]
-            return result(
-                match, match.players, [0 if p == "d" else 100 for p in match.players], errors=errors
-            )
-        return higher_seed_wins(service.spec)(match)
+    judge = breaks_down(service.spec, "d", {"TO": 3, "IL": 2})
 
     assert service.play_out(judge).finished
     forfeits = [(r.key, r.players, r.goals) for r in service.results if any(r.forfeits)]

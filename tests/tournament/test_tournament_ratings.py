@@ -2,6 +2,7 @@
 
 import random
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -20,9 +21,7 @@ from server.tournament import (
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def match(
-    key: str, players: str, goals: list[int], minute: int = 0, **fields: object
-) -> MatchResult:
+def match(key: str, players: str, goals: list[int], minute: int = 0, **fields: Any) -> MatchResult:
     return MatchResult(
         key=key,
         game="g",

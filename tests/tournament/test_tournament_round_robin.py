@@ -5,7 +5,7 @@ from itertools import combinations, permutations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tournament_tables import Service, higher_seed_wins, result, spec
+from tournament_tables import Service, breaks_down, result, spec
 
 from server.tournament import round_robin_schedule, standings
 
@@ -122,13 +122,7 @@ def test_standings_from_a_table_of_results() -> None:
 def test_a_player_that_fails_forfeits_its_remaining_matches() -> None:
     service = Service(spec("round_robin", "abcd"))
 
-    def judge(match):  # type: ignore[no-untyped-def]
-        if "d" in match.players:  # d errs on every step of its first match
-            errors = [{"TO": 5} if p == "d" else {} for p in match.players]
-            return result(
-                match, match.players, [0 if p == "d" else 100 for p in match.players], errors=errors
-            )
-        return higher_seed_wins(service.spec)(match)
+    judge = breaks_down(service.spec, "d", {"TO": 5})  # from its first match on
 
     answer = service.play_out(judge)
     assert answer.finished

@@ -15,6 +15,7 @@ from server.tournament import (
     next_matches,
     standings,
 )
+from server.tournament.spec import Format
 
 
 def test_the_same_inputs_give_the_same_answer_and_a_restart_repeats_nothing() -> None:
@@ -44,7 +45,7 @@ def test_the_same_inputs_give_the_same_answer_and_a_restart_repeats_nothing() ->
     data=st.data(),
 )
 def test_random_interleavings_never_duplicate_lose_or_double_book_a_match(
-    format: str,
+    format: Format,
     count: int,
     capacity: list[int],
     max_concurrent: int | None,

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tournament_tables import Service, higher_seed_wins, result, spec
+from tournament_tables import Service, breaks_down, higher_seed_wins, spec
 
 from server.tournament import standings, swiss_plan
 from server.tournament.results import results_by_slot
@@ -54,13 +54,7 @@ def test_a_round_is_paired_only_when_the_previous_one_is_finished() -> None:
 def test_a_failing_player_forfeits_and_is_withdrawn_from_later_rounds() -> None:
     service = Service(spec("swiss", "abcd", rounds=3))
 
-    def judge(match):  # type: ignore[no-untyped-def]
-        if "d" in match.players:
-            errors = [{"CE": 5} if p == "d" else {} for p in match.players]
-            return result(
-                match, match.players, [0 if p == "d" else 100 for p in match.players], errors=errors
-            )
-        return higher_seed_wins(service.spec)(match)
+    judge = breaks_down(service.spec, "d", {"CE": 5})
 
     assert service.play_out(judge).finished
     # round 1: c beats a failing d; round 2 pairs a-c and b-d (forfeited: b wins);

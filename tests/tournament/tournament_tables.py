@@ -14,11 +14,12 @@ from server.tournament import (
     TournamentSpec,
     next_matches,
 )
+from server.tournament.spec import Format
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def spec(format: str, players: Sequence[str], **fields: Any) -> TournamentSpec:
+def spec(format: Format, players: Sequence[str], **fields: Any) -> TournamentSpec:
     """A spec with short clocks and the given format, players and fields."""
     return TournamentSpec(
         name="cup",
@@ -51,6 +52,22 @@ def higher_seed_wins(spec_: TournamentSpec) -> Judge:
     def judge(match: PlannedMatch) -> list[int]:
         best = min(match.players, key=spec_.players.index)
         return [100 if p == best else 0 for p in match.players]
+
+    return judge
+
+
+def breaks_down(spec_: TournamentSpec, player: str, errors: dict[str, int]) -> Judge:
+    """`player` makes these errors (one per step of five) and loses; else the higher seed wins."""
+
+    def judge(match: PlannedMatch) -> list[int] | MatchResult:
+        if player not in match.players:
+            return higher_seed_wins(spec_)(match)
+        return result(
+            match,
+            match.players,
+            [0 if p == player else 100 for p in match.players],
+            errors=[errors if p == player else {} for p in match.players],
+        )
 
     return judge
 
