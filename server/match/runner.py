@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from server.gdl import Game, GdlError, GoalError, State
-from server.gdl.terms import RawTerm, to_ggp
+from server.gdl.terms import MAX_TERM_DEPTH, RawTerm, state_fits, to_ggp
 from server.protocol import (
     Abort,
     Message,
@@ -49,6 +49,7 @@ from server.protocol import (
     Stop,
     match_legal_move,
     parse_move_reply,
+    quote_move,
     render,
     render_rule,
 )
@@ -142,6 +143,17 @@ def _cut(text: str | None) -> str | None:
     if text is None or len(text) <= RAW_REPLY_LIMIT:
         return text
     return text[:RAW_REPLY_LIMIT] + f"... [{len(text) - RAW_REPLY_LIMIT} more characters]"
+
+
+class RulesLimitReached(Exception):
+    """The rules derived a state the server cannot keep; the match ends at the step before."""
+
+
+def _check_fits(state: State) -> None:
+    if not state_fits(state.facts):
+        raise RulesLimitReached(
+            f"the rules derived a state nested deeper than {MAX_TERM_DEPTH} levels"
+        )
 
 
 def _failure_code(kind: ErrorKind) -> str:
@@ -317,6 +329,10 @@ class MatchRunner:
                     reason = EndReason.STEP_LIMIT
                     break
                 state, previous, terminal = await self._play_step(state, previous)
+        except RulesLimitReached as error:
+            log.error("match %s: %s", self.match_id, error)
+            await self._abort_players(EndReason.RULES_LIMIT, str(error))
+            return
         except GdlError as error:
             log.error("match %s: the rules failed: %s", self.match_id, error)
             await self._abort_players(EndReason.ERROR, f"the rules failed: {error}")
@@ -374,7 +390,7 @@ class MatchRunner:
             return "null"
         if self.scrambler is not None:
             term = self.scrambler.unscramble_term(term)
-        return to_ggp(term)
+        return quote_move(term)
 
     # -- PLAY ---------------------------------------------------------------------------
 
@@ -395,6 +411,7 @@ class MatchRunner:
             joint.append(move)
             phase.outcomes.append(outcome)
         next_state = self.game.next_state(state, joint)
+        _check_fits(next_state)
         terminal = self.game.is_terminal(next_state)
         self.stats.steps += 1
         moves_text = [to_ggp(move) for move in joint]
@@ -439,11 +456,11 @@ class MatchRunner:
             else:
                 if self.scrambler is not None:
                     term = self.scrambler.unscramble_term(term)
-                move = match_legal_move(term, legal)
+                move = match_legal_move(term, legal, ignore_case=self.config.lenient_move_case)
                 if move is not None:
                     return move, outcome
-                kind, code = ErrorKind.ILLEGAL, "IL " + to_ggp(term)
-                message = f"{to_ggp(term)} is not a legal move for {self.roles[index]}"
+                kind, code = ErrorKind.ILLEGAL, "IL " + quote_move(term)
+                message = f"{quote_move(term)} is not a legal move for {self.roles[index]}"
         substitute = self.chooser.substitute(legal)
         if self.config.policy is SubstitutePolicy.FORFEIT:
             self._forfeit(index)

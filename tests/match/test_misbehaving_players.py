@@ -12,7 +12,8 @@ from pathlib import Path
 
 from server.gdl import Game
 from server.match import LogWriter, MatchConfig, MatchRunner, Player
-from server.records import EndReason, ErrorKind, MatchRecord, load_record
+from server.records import EndReason, ErrorKind, MatchRecord, dump_record, load_record
+from server.records.journal import load_match_fields
 
 from .fakes import FakePlayer, counting_game, unused_port
 
@@ -31,7 +32,7 @@ FAULTS_AND_CODES: list[tuple[str, str, ErrorKind | None]] = [
     ("no_headers", "CE", ErrorKind.CONNECTION_ERROR),
     ("no_length", "", None),
     ("chunked", "", None),
-    ("upper", "", None),
+    ("upper", "IL NOOP", ErrorKind.ILLEGAL),
     ("spaces", "", None),
     ("empty", "IL null", ErrorKind.UNPARSABLE),
 ]
@@ -145,14 +146,17 @@ async def test_the_log_on_disk_follows_every_step(tmp_path: Path) -> None:
     writer = LogWriter(tmp_path)
 
     def read_back(event: object) -> None:
-        path = writer.path_for(runner.match_id)
-        if path.exists():
-            seen.append(len(json.loads(path.read_text())["moves"]))
+        seen.append(len(load_match_fields(writer.path_for(runner.match_id))["moves"]))
 
     async with FakePlayer() as one, FakePlayer() as two:
         runner = MatchRunner(
             game, [Player("One", one.url), Player("Two", two.url)], QUICK, observers=[writer]
         )
         runner.subscribe(read_back)
-        await runner.run()
+        record = await runner.run()
     assert seen == [0, 0, 1, 2, 3, 3, 3]
+    assert not writer.journal_for(record.match_id).exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [f"{record.match_id}.json"]
+    assert json.loads(writer.path_for(record.match_id).read_text()) == json.loads(
+        dump_record(record)
+    )
