@@ -7,6 +7,7 @@ step number (from 1) and the player's first legal move printed as GGP-Base print
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,6 +31,8 @@ class HostilePlayer:
     """An aiohttp player on ``127.0.0.1`` whose PLAY replies come from ``script``."""
 
     script: ReplyScript = honest
+    delay: float = 0.0
+    """Seconds to wait before answering each PLAY."""
     url: str = ""
     plays: int = 0
     _runner: web.AppRunner | None = field(default=None, repr=False)
@@ -56,6 +59,8 @@ class HostilePlayer:
 
     async def _handle(self, request: web.Request) -> web.Response:
         message = parse_message(await request.text())
+        if self.delay and isinstance(message, Play):
+            await asyncio.sleep(self.delay)
         return web.Response(text=self._answer(message), content_type="text/acl")
 
     def _answer(self, message: object) -> str:
