@@ -15,7 +15,9 @@ as KIF: ``str(Compound(("mark", "1", "2")))`` is ``"(mark 1 2)"``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
+from itertools import repeat
 from typing import TypeAlias
 
 RawTerm: TypeAlias = "str | tuple"
@@ -51,7 +53,7 @@ def _print(term: RawTerm, *, ggp: bool, limit: int | None = None) -> tuple[str, 
         item = stack.pop()
         if isinstance(item, str):
             piece = str.__str__(item)
-        elif all(type(part) is str for part in item):  # flat: the common case, at once
+        elif not any(map(isinstance, item, repeat(tuple))):  # flat: the common case, at once
             piece = ("( " + " ".join(item) + " )") if ggp else ("(" + " ".join(item) + ")")
         else:
             piece = "( " if ggp else "("
@@ -106,7 +108,29 @@ def term_depth(term: RawTerm) -> int:
 
 def state_fits(fluents: Iterable[RawTerm]) -> bool:
     """True when a state, printed as one list of fluents, nests within :data:`MAX_TERM_DEPTH`."""
-    return all(term_depth(fluent) < MAX_TERM_DEPTH for fluent in fluents)
+    return all(fluent_info(fluent)[2] < MAX_TERM_DEPTH for fluent in fluents)
+
+
+FLUENT_CACHE_SIZE = 50_000
+"""How many fluents :func:`fluent_info` remembers before it starts afresh."""
+
+_fluent_infos: dict[RawTerm, tuple[tuple, str, int]] = {}
+
+
+def fluent_info(term: RawTerm) -> tuple[tuple, str, int]:
+    """A fluent's sort key, GGP-Base print form and depth, remembered.
+
+    A match prints a state every step, and consecutive states share most of their
+    fluents (the engines even hand out the same objects), so this turns printing a
+    state into lookups.  Looking up hashes the term, which a :class:`State` has already
+    done when it was built.
+    """
+    info = _fluent_infos.get(term)
+    if info is None:
+        if len(_fluent_infos) >= FLUENT_CACHE_SIZE:
+            _fluent_infos.clear()
+        info = _fluent_infos[term] = (sort_key(term), to_ggp(term), term_depth(term))
+    return info
 
 
 def map_constants(term: RawTerm, rename: Callable[[str], str]) -> RawTerm:
@@ -176,6 +200,7 @@ def is_ground(term: RawTerm) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=65_536)
 def _constant_key(term: str) -> tuple:
     if term.isascii() and term.isdigit():
         return (0, int(term), term)
@@ -192,6 +217,8 @@ def sort_key(term: RawTerm) -> tuple:
     """
     if isinstance(term, str):
         return (_constant_key(term),)
+    if not any(map(isinstance, term, repeat(tuple))):  # flat: the common case
+        return ((2, len(term), term[0]), *map(_constant_key, term[1:]))
     key: list[tuple] = []
     stack: list[RawTerm] = [term]
     while stack:

@@ -38,7 +38,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from server.gdl import Game, GdlError, GoalError, State
-from server.gdl.terms import MAX_TERM_DEPTH, RawTerm, state_fits, to_ggp
+from server.gdl.state import StatePrinter
+from server.gdl.terms import MAX_TERM_DEPTH, RawTerm, to_ggp
 from server.protocol import (
     Abort,
     Message,
@@ -149,8 +150,8 @@ class RulesLimitReached(Exception):
     """The rules derived a state the server cannot keep; the match ends at the step before."""
 
 
-def _check_fits(state: State) -> None:
-    if not state_fits(state.facts):
+def _check_fits(printer: StatePrinter, state: State) -> None:
+    if not printer.fits(state):
         raise RulesLimitReached(
             f"the rules derived a state nested deeper than {MAX_TERM_DEPTH} levels"
         )
@@ -197,6 +198,7 @@ class MatchRunner:
         self.stats = MatchStats()
         self._observers: list[Observer] = list(observers)
         self._forfeited = [False] * len(self.roles)
+        self._states = StatePrinter()
         self._task: asyncio.Task[MatchRecord] | None = None
         self._abort_requested = False
         self._ended = False
@@ -298,7 +300,7 @@ class MatchRunner:
         start_phase = await self._start_players()
         state = self.game.initial_state()
         self._append_phase(start_phase)
-        self.record.states.append(state.to_ggp())
+        self.record.states.append(self._states.to_ggp(state))
         self.record.state_times.append(_now_ms())
         await self._emit(
             PlayersStarted(
@@ -411,12 +413,12 @@ class MatchRunner:
             joint.append(move)
             phase.outcomes.append(outcome)
         next_state = self.game.next_state(state, joint)
-        _check_fits(next_state)
+        _check_fits(self._states, next_state)
         terminal = self.game.is_terminal(next_state)
         self.stats.steps += 1
         moves_text = [to_ggp(move) for move in joint]
         self.record.moves.append(moves_text)
-        self.record.states.append(next_state.to_ggp())
+        self.record.states.append(self._states.to_ggp(next_state))
         self.record.state_times.append(_now_ms())
         self._append_phase(phase)
         await self._emit(

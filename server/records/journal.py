@@ -46,6 +46,12 @@ _ADAPTERS: dict[str, TypeAdapter[Any]] = {
     for name in APPENDED_FIELDS
 }
 _ALIASES = {name: MatchRecord.model_fields[name].alias or name for name in APPENDED_FIELDS}
+_SCALAR_FIELDS = tuple(name for name in MatchRecord.model_fields if name not in APPENDED_FIELDS)
+
+
+def _alias(name: str) -> str:
+    field = MatchRecord.model_fields.get(name)
+    return name if field is None else field.alias or name
 
 
 class JournalUnreadable(ValueError):
@@ -83,19 +89,26 @@ class JournalWriter:
 
     def line_for(self, record: MatchRecord) -> bytes:
         """The journal line that brings the last written state up to ``record``."""
-        fields = record.model_dump(
-            mode="json", by_alias=True, exclude_none=True, exclude=set(APPENDED_FIELDS)
-        )
         entry: dict[str, Any] = {}
+        values = {name: getattr(record, name) for name in _SCALAR_FIELDS}
+        values.update(record.model_extra or {})
         changed = {
-            key: value for key, value in fields.items() if self._fields.get(key, _MISSING) != value
+            name
+            for name, value in values.items()
+            if value is not None and self._fields.get(name, _MISSING) != value
         }
+        gone = [name for name in self._fields if values.get(name) is None]
         if changed:
-            entry["set"] = changed
-        gone = [key for key in self._fields if key not in fields]
+            entry["set"] = record.model_dump(
+                mode="json", by_alias=True, exclude_none=True, include=changed
+            )
         if gone:
-            entry["unset"] = gone
-        self._fields = fields
+            entry["unset"] = [_alias(name) for name in gone]
+        self._fields = {
+            name: value.copy() if isinstance(value, (list, dict)) else value
+            for name, value in values.items()
+            if value is not None
+        }
         appended: dict[str, Any] = {}
         for name in APPENDED_FIELDS:
             items = getattr(record, name)
