@@ -2,16 +2,19 @@
 
 Starts two random-player processes (one per role; each takes any number of matches
 at once), then runs ``--matches`` matches of ``--game`` with at most
-``--concurrency`` at a time, writing their logs, and prints:
+``--concurrency`` at a time, first writing their logs, then without logs (or only
+without, with ``--no-logs``), and prints one row per mode:
 
-- steps per second over the whole run (all matches together);
-- the server's own time per step: CPU time of this process per step (rules,
-  move checking, records, events, transport), and the runners' own measure of time
-  not spent waiting for players;
-- the peak number of matches held at once, and the error count (0 when healthy).
+- steps per second and wall time per step over the whole run (all matches together);
+- the server's CPU time per step: CPU time of this process only (rules, move checking,
+  records, events, transport; the player processes are not counted), and the runners'
+  own measure of time not spent waiting for players;
+- the peak number of matches actually in progress at once (from START to the close of
+  the match, counted from the matches' own events), and the error count (0 when healthy).
 
 Usage: ``python benchmarks/match_throughput.py [--game NAME] [--matches N]
-[--concurrency C] [--playclock S] [--no-logs] [--no-fsync]``
+[--concurrency C] [--playclock S] [--port-range LOW-HIGH] [--no-logs] [--no-fsync]
+[--list-columns]``
 """
 
 from __future__ import annotations
@@ -24,26 +27,60 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+COLUMNS = (
+    "logs",
+    "matches",
+    "steps",
+    "wall s",
+    "steps/s",
+    "wall ms/step",
+    "server CPU ms/step",
+    "own ms/step (median)",
+    "peak concurrent",
+    "errors",
+)
+"""The columns of the printed table, in order (``--list-columns`` prints them)."""
 
 
-async def serve_random_player(seed: int) -> None:
+def parse_port_range(text: str) -> range:
+    """``LOW-HIGH`` (inclusive) as a range of ports."""
+    low, _, high = text.partition("-")
+    try:
+        ports = range(int(low), int(high) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOW-HIGH, got {text!r}") from None
+    if not ports or ports.start < 1 or ports.stop > 65536:
+        raise argparse.ArgumentTypeError(f"not a range of ports: {text!r}")
+    return ports
+
+
+async def serve_random_player(seed: int, ports: range | None) -> None:
     """The player process: a random player taking any number of matches at once."""
     from players.agent import PlayerAgent
     from players.registry import create_player
     from players.serve import running
 
     agent = PlayerAgent(create_player("random", seed=seed), max_matches=1_000_000)
-    async with running(agent, "127.0.0.1", 0) as url:
-        print(f"listening on {url}", flush=True)
-        await asyncio.Event().wait()
+    for port in ports or (0,):
+        try:
+            async with running(agent, "127.0.0.1", port) as url:
+                print(f"listening on {url}", flush=True)
+                await asyncio.Event().wait()
+        except OSError:
+            continue
+    print("no free port in the range", flush=True)
 
 
 @contextlib.asynccontextmanager
-async def player_process(seed: int) -> AsyncIterator[str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--serve-player", str(seed), stdout=asyncio.subprocess.PIPE
-    )
+async def player_process(seed: int, ports: range | None) -> AsyncIterator[str]:
+    command = [sys.executable, __file__, "--serve-player", str(seed)]
+    if ports is not None:
+        command += ["--port-range", f"{ports.start}-{ports.stop - 1}"]
+    process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
     assert process.stdout is not None
     try:
         line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
@@ -55,61 +92,99 @@ async def player_process(seed: int) -> AsyncIterator[str]:
         await process.wait()
 
 
-async def benchmark(args: argparse.Namespace) -> None:
-    from server.games import load_game
+@dataclass
+class InProgress:
+    """Counts the matches between their first event and their close: the honest peak."""
+
+    now: int = 0
+    peak: int = 0
+
+    def __call__(self, event: Any) -> None:
+        from server.match import MatchClosed, MatchStarted
+
+        if isinstance(event, MatchStarted):
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        elif isinstance(event, MatchClosed):
+            self.now -= 1
+
+
+async def measure(
+    args: argparse.Namespace, game: Any, urls: list[str], logs: bool, matches: int
+) -> list[str]:
+    """Run ``matches`` matches; the row of the table."""
     from server.match import LogWriter, MatchConfig, MatchRunner, MatchStats, Player
 
-    game = load_game(args.game)
     config = MatchConfig(
         start_clock=args.startclock, play_clock=args.playclock, network_slack=1.0, seed=1
     )
     folder = Path(tempfile.mkdtemp(prefix="ggp-bench-"))
     writer = LogWriter(folder, durable=not args.no_fsync)
-    held = 0
-    peak = 0
+    counter = InProgress()
     stats: list[MatchStats] = []
     errors = 0
     gate = asyncio.Semaphore(args.concurrency)
 
-    async def one_match(urls: list[str], index: int) -> None:
-        nonlocal held, peak, errors
+    async def one_match() -> None:
+        nonlocal errors
         async with gate:
             runner = MatchRunner(
                 game,
                 [Player(f"random{role}", url) for role, url in enumerate(urls)],
                 config,
                 game_name=args.game,
-                observers=[] if args.no_logs else [writer],
+                observers=[counter, writer] if logs else [counter],
             )
-            held += 1
-            peak = max(peak, held)
-            try:
-                record = await runner.run()
-            finally:
-                held -= 1
+            record = await runner.run()
             stats.append(runner.stats)
             errors += sum(bool(code) for codes in record.errors or [] for code in codes)
 
-    async with player_process(1) as first, player_process(2) as second:
-        urls = [first, second]
-        cpu_started = time.process_time()
-        wall_started = time.monotonic()
-        await asyncio.gather(*(one_match(urls, index) for index in range(args.matches)))
-        wall = time.monotonic() - wall_started
-        cpu = time.process_time() - cpu_started
+    cpu_started = time.process_time()
+    wall_started = time.monotonic()
+    await asyncio.gather(*(one_match() for _ in range(matches)))
+    wall = time.monotonic() - wall_started
+    cpu = time.process_time() - cpu_started
 
-    steps = sum(item.steps for item in stats)
-    own = [item.server_seconds / item.steps for item in stats if item.steps]
-    print(f"game                         {args.game}")
-    print(f"matches                      {len(stats)} (at most {args.concurrency} at once)")
-    print(f"steps                        {steps}")
-    print(f"wall time                    {wall:.2f} s")
-    print(f"steps per second             {steps / wall:.1f}")
-    print(f"server CPU per step          {1000 * cpu / max(steps, 1):.2f} ms")
-    print(f"own time per step (median)   {1000 * statistics.median(own):.2f} ms")
-    print(f"peak concurrent matches      {peak}")
-    print(f"errors recorded              {errors}")
-    print(f"logs                         {'none' if args.no_logs else folder}")
+    steps = max(1, sum(item.steps for item in stats))
+    own = [item.server_seconds / item.steps for item in stats if item.steps] or [0.0]
+    return [
+        "yes" if logs else "no",
+        str(len(stats)),
+        str(steps),
+        f"{wall:.2f}",
+        f"{steps / wall:.1f}",
+        f"{1000 * wall / steps:.3f}",
+        f"{1000 * cpu / steps:.3f}",
+        f"{1000 * statistics.median(own):.3f}",
+        str(counter.peak),
+        str(errors),
+    ]
+
+
+def print_table(rows: list[list[str]]) -> None:
+    widths = [max(len(cell) for cell in column) for column in zip(COLUMNS, *rows, strict=True)]
+    for row in (list(COLUMNS), *rows):
+        print("  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)))
+
+
+async def benchmark(args: argparse.Namespace) -> None:
+    print(
+        f"game {args.game}, {args.matches} matches, at most {args.concurrency} at once, "
+        f"fsync {'off' if args.no_fsync else 'on'}",
+        flush=True,
+    )
+    from server.games import load_game
+
+    game = load_game(args.game)
+    async with (
+        player_process(1, args.port_range) as first,
+        player_process(2, args.port_range) as second,
+    ):
+        urls = [first, second]
+        await measure(args, game, urls, True, 2)  # warm up: code paths compiled, caches full
+        modes = [False] if args.no_logs else [True, False]
+        rows = [await measure(args, game, urls, logs, args.matches) for logs in modes]
+    print_table(rows)
 
 
 def main() -> int:
@@ -119,15 +194,29 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--startclock", type=int, default=10)
     parser.add_argument("--playclock", type=int, default=5)
-    parser.add_argument("--no-logs", action="store_true", help="do not write match logs")
     parser.add_argument(
-        "--no-fsync", action="store_true", help="do not flush every log write to the disk"
+        "--port-range",
+        type=parse_port_range,
+        metavar="LOW-HIGH",
+        help="ports for the local player processes (default: any free port)",
+    )
+    parser.add_argument(
+        "--no-logs", action="store_true", help="only the run without logs (default: both)"
+    )
+    parser.add_argument(
+        "--no-fsync", action="store_true", help="do not flush the final logs to the disk"
+    )
+    parser.add_argument(
+        "--list-columns", action="store_true", help="print the table's column names and exit"
     )
     parser.add_argument("--serve-player", type=int, metavar="SEED", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.list_columns:
+        print("\n".join(COLUMNS))
+        return 0
     if args.serve_player is not None:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve_random_player(args.serve_player))
+            asyncio.run(serve_random_player(args.serve_player, args.port_range))
         return 0
     asyncio.run(benchmark(args))
     return 0

@@ -140,7 +140,7 @@ async def _run(args: argparse.Namespace, game: Any, game_name: str, specs: list[
                 else Player(spec, next(started))
                 for spec in specs
             ]
-            writer = LogWriter(args.out)
+            writer = LogWriter(args.out, signing_key=_signing_key(args))
             runner = MatchRunner(
                 game,
                 players,
@@ -161,10 +161,6 @@ async def _run(args: argparse.Namespace, game: Any, game_name: str, specs: list[
         print(f"ggp match: {error}", file=sys.stderr)
         return EXIT_NOT_COMPLETED
     path = writer.path_for(record.match_id)
-    if not args.no_sign and path.exists():
-        from server.records.signing import load_or_create_host_key, sign_record_file
-
-        sign_record_file(path, load_or_create_host_key(args.key_file))
     if record.goal_values is not None:
         goals = ", ".join(
             f"{role} {goal}" for role, goal in zip(game.roles, record.goal_values, strict=True)
@@ -176,6 +172,15 @@ async def _run(args: argparse.Namespace, game: Any, game_name: str, specs: list[
     if record.end_reason is EndReason.ABORTED:
         return EXIT_INTERRUPTED
     return 0 if record.is_completed else EXIT_NOT_COMPLETED
+
+
+def _signing_key(args: argparse.Namespace) -> Any:
+    """The host key that signs the log as the writer writes it, or ``None`` with --no-sign."""
+    if args.no_sign:
+        return None
+    from server.records.signing import load_or_create_host_key
+
+    return load_or_create_host_key(args.key_file)
 
 
 class ProgressPrinter:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .errors import GdlSyntaxError
-from .terms import RawTerm, to_kif
+from .terms import MAX_TERM_DEPTH, RawTerm, to_kif
 
 KEYWORDS = frozenset(
     {
@@ -51,7 +51,7 @@ SENTENCE_ARITY = {
 
 _TOKEN = re.compile(r";[^\n]*|[()]|[^\s();]+")
 _MESSAGE_TOKEN = re.compile(r"[()]|[^\s()]+")
-MAX_NESTING = 400
+MAX_NESTING = MAX_TERM_DEPTH
 """Deepest nesting of parentheses accepted; deeper text is refused, never a crash."""
 
 
@@ -92,11 +92,13 @@ def _positions(text: str) -> list[int]:
     return [0] + [index + 1 for index, char in enumerate(text) if char == "\n"]
 
 
-def read_nodes(text: str, *, gdl: bool = True) -> list[Node]:
+def read_nodes(text: str, *, gdl: bool = True, max_depth: int | None = MAX_NESTING) -> list[Node]:
     """Read every top-level S-expression of ``text``.
 
     As GDL (the default), ``;`` starts a comment and keywords are folded to lower
     case; otherwise (a protocol message) every atom stays exactly as written.
+    Nesting deeper than ``max_depth`` is a :class:`GdlSyntaxError` (``None``: no cap;
+    reading never recurses, whatever the depth).
     """
     line_starts = _positions(text)
     tokens = _TOKEN if gdl else _MESSAGE_TOKEN
@@ -113,10 +115,10 @@ def read_nodes(text: str, *, gdl: bool = True) -> list[Node]:
         if gdl and token[0] == ";":
             continue
         if token == "(":
-            if len(stack) >= MAX_NESTING:
+            if max_depth is not None and len(stack) >= max_depth:
                 line, column = where(match.start())
                 raise GdlSyntaxError(
-                    f"parentheses nested deeper than {MAX_NESTING} levels", line, column
+                    f"parentheses nested deeper than {max_depth} levels", line, column
                 )
             stack.append((current, match.start()))
             current = []
@@ -139,11 +141,10 @@ def read_nodes(text: str, *, gdl: bool = True) -> list[Node]:
     return top
 
 
-def node_to_term(node: Node) -> RawTerm:
-    """Turn an S-expression into a term; a list must start with a constant."""
+def _check_compound(node: Node) -> tuple[Node, ...]:
+    """The children of a list node that may be a compound term; else a syntax error."""
     value = node.value
-    if isinstance(value, str):
-        return value
+    assert isinstance(value, tuple)
     if not value:
         raise GdlSyntaxError("empty parentheses '()' are not a term", node.line, node.column)
     functor = value[0]
@@ -155,7 +156,33 @@ def node_to_term(node: Node) -> RawTerm:
         raise GdlSyntaxError(
             f"a variable ({functor.value}) cannot be a function name", functor.line, functor.column
         )
-    return (functor.value, *(node_to_term(arg) for arg in value[1:]))
+    return value
+
+
+def node_to_term(node: Node) -> RawTerm:
+    """Turn an S-expression into a term; a list must start with a constant.
+
+    Works without recursion, so any depth the reader accepted is turned into a term.
+    """
+    if isinstance(node.value, str):
+        return node.value
+    built: list[list[RawTerm]] = [[]]
+    pending: list[Iterator[Node]] = [iter(_check_compound(node))]
+    while pending:
+        for child in pending[-1]:
+            if isinstance(child.value, str):
+                built[-1].append(child.value)
+            else:
+                pending.append(iter(_check_compound(child)))
+                built.append([])
+                break
+        else:
+            pending.pop()
+            done = tuple(built.pop())
+            if not built:
+                return done
+            built[-1].append(done)
+    raise AssertionError("unreachable")
 
 
 def _sentence(node: Node, what: str) -> RawTerm:
@@ -237,9 +264,9 @@ def parse_gdl(text: str) -> list[Rule]:
     return list(iter_rules(read_nodes(text)))
 
 
-def parse_term(text: str) -> RawTerm:
+def parse_term(text: str, *, max_depth: int | None = MAX_NESTING) -> RawTerm:
     """Parse exactly one term, such as a move ``(mark 1 2)`` or ``noop``."""
-    nodes = read_nodes(text)
+    nodes = read_nodes(text, max_depth=max_depth)
     if len(nodes) != 1:
         raise GdlSyntaxError(f"expected exactly one term, found {len(nodes)}", 1, 1)
     return node_to_term(nodes[0])

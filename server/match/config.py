@@ -34,6 +34,9 @@ class MatchConfig(BaseModel):
     """Rename the game's symbols on the wire (the log keeps the true symbols)."""
     abort_on_refused_start: bool = False
     """Abort the match when a player fails START, instead of playing on for it."""
+    lenient_move_case: bool = False
+    """Accept a reply that equals one legal move but for letter case (``NOOP`` for
+    ``noop``); by default it is illegal, as GGP-Base and Tiltyard record it."""
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1)
     """Replies larger than this are errors."""
     abort_timeout: float = Field(default=1.0, gt=0)

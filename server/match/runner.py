@@ -38,7 +38,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from server.gdl import Game, GdlError, GoalError, State
-from server.gdl.terms import RawTerm, to_ggp
+from server.gdl.state import StatePrinter
+from server.gdl.terms import MAX_TERM_DEPTH, RawTerm, to_ggp
 from server.protocol import (
     Abort,
     Message,
@@ -49,6 +50,7 @@ from server.protocol import (
     Stop,
     match_legal_move,
     parse_move_reply,
+    quote_move,
     render,
     render_rule,
 )
@@ -144,6 +146,17 @@ def _cut(text: str | None) -> str | None:
     return text[:RAW_REPLY_LIMIT] + f"... [{len(text) - RAW_REPLY_LIMIT} more characters]"
 
 
+class RulesLimitReached(Exception):
+    """The rules derived a state the server cannot keep; the match ends at the step before."""
+
+
+def _check_fits(printer: StatePrinter, state: State) -> None:
+    if not printer.fits(state):
+        raise RulesLimitReached(
+            f"the rules derived a state nested deeper than {MAX_TERM_DEPTH} levels"
+        )
+
+
 def _failure_code(kind: ErrorKind) -> str:
     return "TO" if kind is ErrorKind.TIMEOUT else "CE"
 
@@ -185,6 +198,7 @@ class MatchRunner:
         self.stats = MatchStats()
         self._observers: list[Observer] = list(observers)
         self._forfeited = [False] * len(self.roles)
+        self._states = StatePrinter()
         self._task: asyncio.Task[MatchRecord] | None = None
         self._abort_requested = False
         self._ended = False
@@ -286,7 +300,7 @@ class MatchRunner:
         start_phase = await self._start_players()
         state = self.game.initial_state()
         self._append_phase(start_phase)
-        self.record.states.append(state.to_ggp())
+        self.record.states.append(self._states.to_ggp(state))
         self.record.state_times.append(_now_ms())
         await self._emit(
             PlayersStarted(
@@ -317,6 +331,10 @@ class MatchRunner:
                     reason = EndReason.STEP_LIMIT
                     break
                 state, previous, terminal = await self._play_step(state, previous)
+        except RulesLimitReached as error:
+            log.error("match %s: %s", self.match_id, error)
+            await self._abort_players(EndReason.RULES_LIMIT, str(error))
+            return
         except GdlError as error:
             log.error("match %s: the rules failed: %s", self.match_id, error)
             await self._abort_players(EndReason.ERROR, f"the rules failed: {error}")
@@ -374,7 +392,7 @@ class MatchRunner:
             return "null"
         if self.scrambler is not None:
             term = self.scrambler.unscramble_term(term)
-        return to_ggp(term)
+        return quote_move(term)
 
     # -- PLAY ---------------------------------------------------------------------------
 
@@ -395,11 +413,12 @@ class MatchRunner:
             joint.append(move)
             phase.outcomes.append(outcome)
         next_state = self.game.next_state(state, joint)
+        _check_fits(self._states, next_state)
         terminal = self.game.is_terminal(next_state)
         self.stats.steps += 1
         moves_text = [to_ggp(move) for move in joint]
         self.record.moves.append(moves_text)
-        self.record.states.append(next_state.to_ggp())
+        self.record.states.append(self._states.to_ggp(next_state))
         self.record.state_times.append(_now_ms())
         self._append_phase(phase)
         await self._emit(
@@ -439,11 +458,11 @@ class MatchRunner:
             else:
                 if self.scrambler is not None:
                     term = self.scrambler.unscramble_term(term)
-                move = match_legal_move(term, legal)
+                move = match_legal_move(term, legal, ignore_case=self.config.lenient_move_case)
                 if move is not None:
                     return move, outcome
-                kind, code = ErrorKind.ILLEGAL, "IL " + to_ggp(term)
-                message = f"{to_ggp(term)} is not a legal move for {self.roles[index]}"
+                kind, code = ErrorKind.ILLEGAL, "IL " + quote_move(term)
+                message = f"{quote_move(term)} is not a legal move for {self.roles[index]}"
         substitute = self.chooser.substitute(legal)
         if self.config.policy is SubstitutePolicy.FORFEIT:
             self._forfeit(index)

@@ -6,6 +6,7 @@ whitespace), but it is reproduced exactly: ``( PLAY id (( mark 2 1 ) noop ) )``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from server.gdl.parser import Rule
@@ -14,8 +15,12 @@ from server.gdl.terms import RawTerm, to_ggp
 from .messages import Abort, Info, Message, Play, Preview, Start, Stop
 
 
+@functools.lru_cache(maxsize=65_536)
 def render_rule(rule: Rule) -> str:
-    """A rule as GGP-Base's ``Gdl.toString()``: ``( <= head body... )``, a fact as its sentence."""
+    """A rule as GGP-Base's ``Gdl.toString()``: ``( <= head body... )``, a fact as its sentence.
+
+    Remembered: every START of every match sends the same rules again.
+    """
     if not rule.body:
         return to_ggp(rule.head)
     return "( <= " + "".join(to_ggp(part) + " " for part in (rule.head, *rule.body)) + ")"

@@ -1,8 +1,11 @@
 """The players' replies: reading them on the server side, writing them on the player side.
 
 A move reply is compared as a parsed term, so ``( mark 1 2 )`` and ``(mark 1 2)``
-are the same move; a reply that differs from a legal move only in letter case is
-accepted when it matches exactly one legal move.
+are the same move: only spacing is free.  Letter case counts, as in GGP-Base, which
+records ``NOOP`` for ``noop`` as ``IL NOOP``; ``ignore_case`` relaxes that.
+
+What a player sent is quoted in a record only up to :data:`QUOTE_LIMIT` characters,
+so a hostile reply cannot grow a match log by more than a bounded amount per step.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from server.gdl.errors import GdlError
 from server.gdl.parser import node_to_term
-from server.gdl.terms import RawTerm, to_ggp
+from server.gdl.terms import RawTerm, map_constants, to_ggp, to_ggp_prefix
 
 from .errors import ProtocolError
 from .sexpr import fold_keywords, read_sexpression
@@ -30,6 +33,19 @@ ABORTED = "aborted"
 
 T = TypeVar("T", bound=RawTerm)
 
+QUOTE_LIMIT = 200
+"""The most characters of a player's move quoted in an error code or message."""
+
+
+def quote_move(term: RawTerm, limit: int = QUOTE_LIMIT) -> str:
+    """A move as GGP-Base prints it, cut after ``limit`` characters with a marker.
+
+    Moves of ordinary size come back exactly as :func:`to_ggp` prints them; the work
+    is bounded by ``limit`` whatever the size of the term.
+    """
+    text, complete = to_ggp_prefix(term, limit)
+    return text if complete else text + "..."
+
 
 def parse_move_reply(text: str) -> RawTerm:
     """Read a player's reply to PLAY as one term; raise :class:`ProtocolError` if it is not one."""
@@ -41,20 +57,24 @@ def parse_move_reply(text: str) -> RawTerm:
 
 
 def _folded(term: RawTerm) -> RawTerm:
-    if isinstance(term, str):
-        return term.casefold()
-    return tuple(_folded(part) for part in term)
+    return map_constants(term, str.casefold)
 
 
-def match_legal_move(reply: RawTerm, legal_moves: Sequence[T]) -> T | None:
+def match_legal_move(
+    reply: RawTerm, legal_moves: Sequence[T], *, ignore_case: bool = False
+) -> T | None:
     """The legal move a reply stands for, or ``None`` when it is not legal.
 
-    An exact match wins; otherwise the reply is accepted when it equals exactly one
-    legal move ignoring letter case.
+    The reply must equal a legal move, letter case included, as GGP-Base requires.
+    With ``ignore_case`` a reply that equals exactly one legal move ignoring letter
+    case is accepted too.  Legal moves are shallow, so comparing them with a deep
+    reply stops at the first difference.
     """
     for move in legal_moves:
         if move == reply:
             return move
+    if not ignore_case:
+        return None
     folded = _folded(reply)
     candidates = [move for move in legal_moves if _folded(move) == folded]
     return candidates[0] if len(candidates) == 1 else None

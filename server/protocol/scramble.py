@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 from server.gdl.parser import KEYWORDS, Rule
-from server.gdl.terms import RawTerm
+from server.gdl.terms import RawTerm, map_constants
 
 from .messages import Abort, Info, Message, Play, Preview, Start, Stop
 
@@ -58,11 +58,13 @@ def _word(rng: random.Random) -> str:
 
 
 def _symbols_of(term: RawTerm, into: set[str]) -> None:
-    if isinstance(term, str):
-        into.add(term)
-    else:
-        for part in term:
-            _symbols_of(part, into)
+    stack = [term]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            into.add(current)
+        else:
+            stack.extend(current)
 
 
 class Scrambler:
@@ -101,15 +103,11 @@ class Scrambler:
 
     def scramble_term(self, term: RawTerm) -> RawTerm:
         """A term with every symbol renamed for the wire."""
-        if isinstance(term, str):
-            return self.scramble_symbol(term)
-        return tuple(self.scramble_term(part) for part in term)
+        return map_constants(term, self.scramble_symbol)
 
     def unscramble_term(self, term: RawTerm) -> RawTerm:
         """A term read from the wire with its true symbols back."""
-        if isinstance(term, str):
-            return self.unscramble_symbol(term)
-        return tuple(self.unscramble_term(part) for part in term)
+        return map_constants(term, self.unscramble_symbol)
 
     def scramble_rules(self, rules: Iterable[Rule]) -> list[Rule]:
         """The rules with every symbol renamed."""

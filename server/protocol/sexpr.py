@@ -8,6 +8,8 @@ agree with rules read by :mod:`server.gdl.parser`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from server.gdl.errors import GdlSyntaxError
 from server.gdl.parser import KEYWORDS, Node, read_nodes
 
@@ -32,12 +34,36 @@ def read_sexpression(text: str, what: str = "message") -> Node:
     return nodes[0]
 
 
-def fold_keywords(node: Node) -> Node:
-    """The node with GDL keywords in lower case, as the GDL parser reads them."""
+def _folded_atom(node: Node) -> Node:
     value = node.value
-    if isinstance(value, str):
-        lowered = value.lower()
-        if lowered != value and lowered in KEYWORDS:
-            return Node(lowered, node.line, node.column)
-        return node
-    return Node(tuple(fold_keywords(child) for child in value), node.line, node.column)
+    assert isinstance(value, str)
+    lowered = value.lower()
+    if lowered != value and lowered in KEYWORDS:
+        return Node(lowered, node.line, node.column)
+    return node
+
+
+def fold_keywords(node: Node) -> Node:
+    """The node with GDL keywords in lower case, as the GDL parser reads them (no recursion)."""
+    if isinstance(node.value, str):
+        return _folded_atom(node)
+    built: list[list[Node]] = [[]]
+    parents: list[Node] = [node]
+    pending: list[Iterator[Node]] = [iter(node.value)]
+    while pending:
+        for child in pending[-1]:
+            if isinstance(child.value, str):
+                built[-1].append(_folded_atom(child))
+            else:
+                parents.append(child)
+                built.append([])
+                pending.append(iter(child.value))
+                break
+        else:
+            pending.pop()
+            parent = parents.pop()
+            done = Node(tuple(built.pop()), parent.line, parent.column)
+            if not built:
+                return done
+            built[-1].append(done)
+    raise AssertionError("unreachable")

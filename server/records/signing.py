@@ -248,9 +248,17 @@ def read_record_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
+def _signed_json_bytes(data: Mapping[str, Any]) -> bytes:
+    return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
 def _write_json_atomically(path: Path, data: Mapping[str, Any]) -> None:
-    text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)
-    write_atomically(path, text.encode("utf-8"))
+    write_atomically(path, _signed_json_bytes(data))
+
+
+def signed_record_bytes(record: Mapping[str, Any] | Any, key: Ed25519PrivateKey) -> bytes:
+    """A record signed with ``key``, as :func:`sign_record_file` writes it to disk."""
+    return _signed_json_bytes(sign_record(record, key))
 
 
 def sign_record_file(

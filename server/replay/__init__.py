@@ -7,13 +7,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 from pydantic import ValidationError
 
 from server.records import MatchRecord
+from server.records.journal import load_match_fields
 
 from .render import render_replay
 from .replayer import Outcome, Problem, ProblemKind, Replay, ReplayedStep, replay_record
@@ -43,10 +42,14 @@ class LogUnreadable(Exception):
 def replay_file(path: str | os.PathLike[str], game: str | None = None) -> Replay:
     """Replay the log at ``path``; ``game`` (a name or ``.kif`` path) overrides its rules.
 
+    ``path`` may be a journal left by a server that was killed (``*.journal.jsonl``);
+    a log with a journal beside it is read from the journal
+    (:func:`server.records.journal.load_match_fields`).
+
     Raises :class:`LogUnreadable` or :class:`RulesNotFound` when it cannot start.
     """
     try:
-        fields = json.loads(Path(path).read_bytes())
+        fields = load_match_fields(path)
     except (OSError, ValueError) as error:
         raise LogUnreadable(f"cannot read {path}: {error}") from error
     if not isinstance(fields, dict):

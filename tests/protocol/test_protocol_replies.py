@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from server.protocol import (
+    QUOTE_LIMIT,
     InfoReply,
     ProtocolError,
     match_legal_move,
     parse_info_reply,
     parse_move_reply,
+    quote_move,
     render_info_reply,
     render_move,
 )
@@ -39,17 +41,40 @@ def test_moves_compare_as_terms():
     assert match_legal_move(parse_move_reply("busy"), LEGAL) is None
 
 
-def test_a_reply_differing_only_in_case_is_accepted_when_unambiguous():
-    assert match_legal_move(parse_move_reply("NOOP"), LEGAL) == "noop"
-    assert match_legal_move(parse_move_reply("( MARK 1 2 )"), LEGAL) == ("mark", "1", "2")
+def test_letter_case_counts_by_default_as_in_ggp_base():
+    assert match_legal_move(parse_move_reply("NOOP"), LEGAL) is None
+    assert match_legal_move(parse_move_reply("( MARK 1 2 )"), LEGAL) is None
+    assert match_legal_move(parse_move_reply("  ( mark\n1   2 ) "), LEGAL) == ("mark", "1", "2")
+
+
+def test_ignoring_case_accepts_a_reply_matching_one_legal_move():
+    assert match_legal_move(parse_move_reply("NOOP"), LEGAL, ignore_case=True) == "noop"
+    assert match_legal_move(parse_move_reply("( MARK 1 2 )"), LEGAL, ignore_case=True) == (
+        "mark",
+        "1",
+        "2",
+    )
     ambiguous = ["Noop", "noop"]
-    assert match_legal_move("NOOP", ambiguous) is None
-    assert match_legal_move("Noop", ambiguous) == "Noop"
+    assert match_legal_move("NOOP", ambiguous, ignore_case=True) is None
+    assert match_legal_move("Noop", ambiguous, ignore_case=True) == "Noop"
 
 
 def test_the_matched_move_is_the_legal_move_itself():
     legal = [("place", "Red", "1")]
-    assert match_legal_move(("place", "red", "1"), legal) is legal[0]
+    assert match_legal_move(("place", "red", "1"), legal, ignore_case=True) is legal[0]
+
+
+def test_a_move_is_quoted_exactly_when_short_and_cut_when_long():
+    assert quote_move(("mark", "2", "1")) == "( mark 2 1 )"
+    assert quote_move("noop") == "noop"
+    long_move = ("say", *(["word"] * 10_000))
+    quoted = quote_move(long_move)
+    assert quoted.startswith("( say word word") and quoted.endswith("...")
+    assert len(quoted) == QUOTE_LIMIT + 3
+    deep: object = "x"
+    for _ in range(50_000):
+        deep = ("f", deep)
+    assert quote_move(deep) == ("( f " * 50)[:QUOTE_LIMIT] + "..."  # type: ignore[arg-type]
 
 
 def test_moves_render_as_players_send_them():
