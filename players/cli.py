@@ -69,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="forget a match whose server stays silent this many seconds past its clock "
         f"(default {SILENCE_MARGIN:g})",
     )
+    parser.set_defaults(prog=parser.prog)
     parser.add_argument(
         "--parent-pid",
         type=_pid,
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         player = create_player(args.player, display_name=args.name, seed=args.seed)
     except KeyError as error:
-        print(f"error: {error.args[0]}", file=sys.stderr)
+        print(f"{args.prog}: {error.args[0]}", file=sys.stderr)
         return 2
     from .agent import PlayerAgent
     from .serve import serve
@@ -102,13 +103,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         agent = PlayerAgent(player, silence_margin=args.silence_margin)
     except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"{args.prog}: {error}", file=sys.stderr)
         return 2
     try:
         asyncio.run(serve(agent, args.host, args.port))
     except OSError as error:
         reason = error.strerror or str(error)
-        print(f"error: cannot listen on {args.host}:{args.port}: {reason}", file=sys.stderr)
+        print(f"{args.prog}: cannot listen on {args.host}:{args.port}: {reason}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         pass

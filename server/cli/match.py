@@ -135,8 +135,7 @@ def run(args: argparse.Namespace) -> int:
     specs = setup.players_for_roles(list(game.roles), args.players)
     match_id = args.match_id or new_match_id("local", game_name)
     setup.check_log_is_new(LogWriter(args.out).path_for(match_id), match_id)
-    key = None if args.no_sign else setup.load_signing_key(args.key_file)
-    return asyncio.run(_run(args, game, game_name, match_id, specs, key))
+    return asyncio.run(_run(args, game, game_name, match_id, specs))
 
 
 class _Stopper:
@@ -177,7 +176,6 @@ async def _run(
     game_name: str,
     match_id: str,
     specs: list[Any],
-    key: Any,
 ) -> int:
     import asyncio
     import contextlib
@@ -190,7 +188,7 @@ async def _run(
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal_number, stopper, signal_number)
     try:
-        return await _play(args, game, game_name, match_id, specs, key, stopper)
+        return await _play(args, game, game_name, match_id, specs, stopper)
     except asyncio.CancelledError:
         if stopper.signal_number is None:
             raise
@@ -208,14 +206,13 @@ async def _play(
     game_name: str,
     match_id: str,
     specs: list[Any],
-    key: Any,
     stopper: _Stopper,
 ) -> int:
     from server.match import LogWriter, MatchConfig, MatchRunner, Player
     from server.match.local_players import PlayerProcessError, local_players
     from server.records import EndReason, SubstitutePolicy
 
-    from ._match_setup import ping_remote_players, prepare_output_folder
+    from ._match_setup import load_signing_key, ping_remote_players, prepare_output_folder
 
     pings = await ping_remote_players(specs, args.ping_timeout)
     silent = [spec for spec in specs if spec.url and not pings[spec.role].reachable]
@@ -235,6 +232,7 @@ async def _play(
     for role, ping in pings.items():
         if ping.status == "busy":
             print(f"warning: {role} says it is busy; it may refuse START", file=sys.stderr)
+    key = None if args.no_sign else load_signing_key(args.key_file)
     prepare_output_folder(args.out)
     config = MatchConfig(
         start_clock=args.startclock,
