@@ -118,7 +118,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+class _StoppedEarly(Exception):
+    """A signal arrived while the inputs were being checked."""
+
+
+def _stop_early(signal_number: int, frame: object) -> None:
+    raise _StoppedEarly(signal_number)
+
+
 def run(args: argparse.Namespace) -> int:
+    import signal
+
+    previous = signal.signal(signal.SIGTERM, _stop_early)
+    try:
+        return _checked_run(args)
+    except (_StoppedEarly, KeyboardInterrupt) as stop:
+        signal_number = stop.args[0] if isinstance(stop, _StoppedEarly) else signal.SIGINT
+        name = signal.Signals(signal_number).name
+        print(f"ggp match: stopped by {name} before the match began", file=sys.stderr)
+        return EXIT_SIGTERM if signal_number == signal.SIGTERM else EXIT_SIGINT
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _checked_run(args: argparse.Namespace) -> int:
     import asyncio
 
     from server.games import is_bundled
