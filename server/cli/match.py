@@ -31,9 +31,6 @@ from ._common import (
     positive_int,
 )
 
-EXIT_NOT_COMPLETED = EXIT_FAILED
-EXIT_INTERRUPTED = EXIT_SIGINT
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from server.match import DEFAULT_PING_TIMEOUT
@@ -290,7 +287,11 @@ async def _play(
                 observers=[writer, ProgressPrinter(sys.stderr)],
             )
             stopper.runner = runner
-            record = await runner.run()
+            try:
+                record = await runner.run()
+            except Exception as error:  # the runner aborted the match and logged why
+                print(f"ggp match: the match failed: {one_line(error)}", file=sys.stderr)
+                record = runner.record
     except PlayerProcessError as error:
         print(f"ggp match: {one_line(error)}", file=sys.stderr)
         return EXIT_FAILED
