@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ def _number(kind: type, minimum: float | None, what: str) -> object:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-        if minimum is not None and value < minimum:
+        if (minimum is not None and not value >= minimum) or not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"{text} is not {what}")
         return value
 

@@ -24,6 +24,7 @@ from ._common import (
     EXIT_SIGINT,
     EXIT_SIGTERM,
     EXIT_UNREACHABLE,
+    InputError,
     non_negative_float,
     non_negative_int,
     one_line,
@@ -142,7 +143,8 @@ def _checked_run(args: argparse.Namespace) -> int:
     import asyncio
 
     from server.games import is_bundled
-    from server.match import LogWriter, new_match_id
+    from server.match import LogWriter, MatchConfig, new_match_id
+    from server.records import SubstitutePolicy
 
     from . import _match_setup as setup
     from ._common import load_game_checked
@@ -155,7 +157,19 @@ def _checked_run(args: argparse.Namespace) -> int:
     specs = setup.players_for_roles(list(game.roles), args.players)
     match_id = args.match_id or new_match_id("local", game_name)
     setup.check_log_is_new(LogWriter(args.out).path_for(match_id), match_id)
-    return asyncio.run(_run(args, game, game_name, match_id, specs))
+    try:
+        config = MatchConfig(
+            start_clock=args.startclock,
+            play_clock=args.playclock,
+            network_slack=args.slack,
+            step_limit=args.steps,
+            policy=SubstitutePolicy(args.policy),
+            seed=args.seed,
+            scramble=args.scramble,
+        )
+    except ValueError as error:  # pydantic's ValidationError is a ValueError
+        raise InputError(one_line(error)) from None
+    return asyncio.run(_run(args, game, game_name, match_id, specs, config))
 
 
 class _Stopper:
@@ -196,6 +210,7 @@ async def _run(
     game_name: str,
     match_id: str,
     specs: list[Any],
+    config: Any,
 ) -> int:
     import asyncio
     import contextlib
@@ -208,7 +223,7 @@ async def _run(
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signal_number, stopper, signal_number)
     try:
-        return await _play(args, game, game_name, match_id, specs, stopper)
+        return await _play(args, game, game_name, match_id, specs, config, stopper)
     except asyncio.CancelledError:
         if stopper.signal_number is None:
             raise
@@ -226,11 +241,12 @@ async def _play(
     game_name: str,
     match_id: str,
     specs: list[Any],
+    config: Any,
     stopper: _Stopper,
 ) -> int:
-    from server.match import LogWriter, MatchConfig, MatchRunner, Player
+    from server.match import LogWriter, MatchRunner, Player
     from server.match.local_players import PlayerProcessError, local_players
-    from server.records import EndReason, SubstitutePolicy
+    from server.records import EndReason
 
     from ._match_setup import load_signing_key, ping_remote_players, prepare_output_folder
 
@@ -254,15 +270,6 @@ async def _play(
             print(f"warning: {role} says it is busy; it may refuse START", file=sys.stderr)
     key = None if args.no_sign else load_signing_key(args.key_file)
     prepare_output_folder(args.out)
-    config = MatchConfig(
-        start_clock=args.startclock,
-        play_clock=args.playclock,
-        network_slack=args.slack,
-        step_limit=args.steps,
-        policy=SubstitutePolicy(args.policy),
-        seed=args.seed,
-        scramble=args.scramble,
-    )
     bundled = [spec.bundled for spec in specs if spec.bundled is not None]
     try:
         async with local_players(bundled, seed=args.seed) as urls:

@@ -93,6 +93,11 @@ CASES = {
         USAGE,
         "--steps",
     ),
+    "slack not a number": Case(
+        lambda h, p: ["match", "counting.kif", "random", "random", "--slack", "nan"],
+        USAGE,
+        "--slack",
+    ),
     "unreadable host key": Case(
         lambda h, p: ["match", "counting.kif", "random", "random", "--key-file", "garbage.pem"],
         USAGE,
