@@ -207,8 +207,16 @@ class _Running:
 
 
 def _context() -> Any:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    """Processes forked from a single-threaded server that has the engine loaded.
+
+    Forking the caller itself could copy a lock held by one of its threads into the
+    child (a test runner's, say) and hang it; the fork server has no other threads.
+    """
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def _launch(task: tuple[str, str, str, float, str]) -> _Running:
