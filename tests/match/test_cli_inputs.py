@@ -4,6 +4,7 @@ and nothing written: no log, no output folder, no host key, no earlier log chang
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -199,3 +200,15 @@ def test_an_unreachable_player_is_played_with_allow_unreachable_and_named(tmp_pa
     assert record.is_completed
     assert record.errors is not None and record.errors[1][0] == "CE"
     assert record.player_names_from_host == [url.split("://")[1].rstrip("/"), "legal"]
+
+
+def test_a_player_port_already_taken_is_one_line_and_status_2(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = ggp("player", "random", "--port", str(port), home=tmp_path)
+    assert result.returncode == USAGE, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"ggp player: cannot listen on 127.0.0.1:{port}: ")
+    assert "Traceback" not in result.stderr
