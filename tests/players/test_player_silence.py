@@ -79,7 +79,7 @@ async def test_the_silence_is_counted_from_the_last_play() -> None:
 async def test_a_server_that_keeps_talking_keeps_its_match() -> None:
     process, url = await _player("--silence-margin", "0.5")
     try:
-        assert (await send(url, start_message("kept.1", "left", 1, 1))).body == "ready"
+        assert (await send(url, start_message("kept.1", "left", 2, 2))).body == "ready"
         for _ in range(4):
             await asyncio.sleep(0.6)
             parse_move_reply((await send(url, "( PLAY kept.1 nil )")).body)
