@@ -58,7 +58,7 @@ async def _start_match(
     return await asyncio.create_subprocess_exec(
         *GGP, "match", str(rules), *players,
         "--startclock", "3", "--playclock", "20", "--slack", "0.5",
-        "--out", str(tmp_path / "logs"), *extra,
+        "--out", str(tmp_path / "logs"), "--ping-timeout", "20", *extra,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env=_environment(tmp_path),
     )  # fmt: skip
