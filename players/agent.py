@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import random
 import time
 from collections.abc import AsyncIterator
@@ -76,8 +77,8 @@ class PlayerAgent:
     of a clock the agent answers, to leave time for the reply to travel.
 
     A match whose server sends nothing for longer than the clock of its last message
-    (the start clock after START, the play clock after PLAY) plus ``silence_margin``
-    seconds is forgotten, with a warning in the log, so that a server that vanished
+    (the start clock after START, the play clock after PLAY; or, if the answer took
+    longer, from the answer) plus ``silence_margin`` seconds is forgotten, with a warning in the log, so that a server that vanished
     without STOP or ABORT does not leave the player ``busy`` forever.
     """
 
@@ -96,6 +97,7 @@ class PlayerAgent:
         self.silence_margin = silence_margin
         self.matches: dict[str, PlayerMatch] = {}
         self._silent_after: dict[str, float] = {}
+        self._clock_ends: dict[str, float] = {}
         self._starting: set[str] = set()
         self._fallback_rng = random.Random(player.seed)
         self._background: set[asyncio.Future[None]] = set()
@@ -152,8 +154,15 @@ class PlayerAgent:
         return bool(self.matches or self._starting)
 
     def _heard(self, match: PlayerMatch, received: float, clock: float) -> None:
-        """The server spoke about ``match``; it must speak again within ``clock`` plus margin."""
-        self._silent_after[match.match_id] = received + clock + self.silence_margin
+        """The server spoke about ``match`` at ``received``; after the answer, it must speak
+        again within ``clock`` (counted from ``received``) plus the margin."""
+        self._silent_after[match.match_id] = math.inf  # never while the answer is being made
+        self._clock_ends[match.match_id] = received + clock
+
+    def _answered(self, match: PlayerMatch) -> None:
+        """The answer is out: the server's silence counts from the end of its clock or now."""
+        ends = self._clock_ends.pop(match.match_id, time.monotonic())
+        self._silent_after[match.match_id] = max(ends, time.monotonic()) + self.silence_margin
 
     def forget_silent_matches(self, now: float | None = None) -> list[str]:
         """Forget every match whose server has been silent too long; their ids."""
@@ -163,6 +172,7 @@ class PlayerAgent:
             match = self.matches.get(match_id)
             if match is None:
                 del self._silent_after[match_id]
+                self._clock_ends.pop(match_id, None)
             elif now > limit:
                 del self.matches[match_id], self._silent_after[match_id]
                 forgotten.append(match_id)
@@ -229,6 +239,8 @@ class PlayerAgent:
             log.warning("match %s: start() still thinking at the start clock", match.match_id)
         except Exception:
             pass  # logged by _run_hook; the match goes on
+        finally:
+            self._answered(match)
         return READY
 
     async def _play(self, message: Play, received: float) -> str:
@@ -236,13 +248,16 @@ class PlayerAgent:
         if match is None:
             return BUSY
         self._heard(match, received, match.play_clock)
-        match.deadline = received + match.play_clock - self.reply_margin
-        if message.moves is not None:
-            await self._advance(match, message.moves)
-        legal = await in_thread(match.game.legal_moves, match.state, match.role)
-        if not legal:
-            raise RequestRejected(f"role {match.role} has no legal move in the current state")
-        return render_move(await self._choose(match, legal))
+        try:
+            match.deadline = received + match.play_clock - self.reply_margin
+            if message.moves is not None:
+                await self._advance(match, message.moves)
+            legal = await in_thread(match.game.legal_moves, match.state, match.role)
+            if not legal:
+                raise RequestRejected(f"role {match.role} has no legal move in the current state")
+            return render_move(await self._choose(match, legal))
+        finally:
+            self._answered(match)
 
     async def _stop(self, message: Stop, received: float) -> str:
         match = self.matches.pop(message.match_id, None)
