@@ -11,9 +11,12 @@ with the reason, instead of GGP-Base's silence.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
 import random
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -55,6 +58,12 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 ABORT_BUDGET = 0.5
 """Seconds the ``abort`` hook may take before ``aborted`` is sent anyway."""
 
+SILENCE_MARGIN = 10.0
+"""Seconds past a match's clock that the server may stay silent before the match is forgotten."""
+
+SWEEP_INTERVAL = 0.5
+"""Seconds between two looks for matches whose server has gone silent."""
+
 
 class RequestRejected(Exception):
     """A well-formed message the agent cannot act on, such as rules that are not valid GDL."""
@@ -66,16 +75,32 @@ class PlayerAgent:
     ``max_matches`` is how many matches the player takes at once (a START beyond
     that is answered ``busy``); ``reply_margin`` is how many seconds before the end
     of a clock the agent answers, to leave time for the reply to travel.
+
+    A match whose server sends nothing for longer than the clock of its last message
+    (the start clock after START, the play clock after PLAY; or, if the answer took
+    longer, from the answer) plus ``silence_margin`` seconds is forgotten, with a warning in the log, so that a server that vanished
+    without STOP or ABORT does not leave the player ``busy`` forever.
     """
 
-    def __init__(self, player: Player, *, max_matches: int = 1, reply_margin: float = 0.25) -> None:
+    def __init__(
+        self,
+        player: Player,
+        *,
+        max_matches: int = 1,
+        reply_margin: float = 0.25,
+        silence_margin: float = SILENCE_MARGIN,
+    ) -> None:
         render_info_reply(InfoReply(name=player.name, species=player.species))  # checks the names
         self.player = player
         self.max_matches = max_matches
         self.reply_margin = reply_margin
+        self.silence_margin = silence_margin
         self.matches: dict[str, PlayerMatch] = {}
+        self._silent_after: dict[str, float] = {}
+        self._clock_ends: dict[str, float] = {}
         self._starting: set[str] = set()
         self._fallback_rng = random.Random(player.seed)
+        self._background: set[asyncio.Future[None]] = set()
 
     # -- the HTTP side ------------------------------------------------------------
 
@@ -84,7 +109,22 @@ class PlayerAgent:
         app = web.Application(client_max_size=MAX_MESSAGE_BYTES)
         app[AGENT_KEY] = self
         app.router.add_route("*", "/{path:.*}", self.handle)
+        app.cleanup_ctx.append(self._sweeping)
         return app
+
+    async def _sweeping(self, app: web.Application) -> AsyncIterator[None]:
+        """Look for silent matches in the background while the application runs."""
+
+        async def sweep() -> None:
+            while True:
+                await asyncio.sleep(SWEEP_INTERVAL)
+                self.forget_silent_matches()
+
+        task = asyncio.create_task(sweep())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
     async def handle(self, request: web.Request) -> web.Response:
         """Answer one HTTP request: a POST body or a URL-encoded GET path is a message."""
@@ -113,8 +153,46 @@ class PlayerAgent:
         """True while the player is in (or starting) a match."""
         return bool(self.matches or self._starting)
 
+    def _heard(self, match: PlayerMatch, received: float, clock: float) -> None:
+        """The server spoke about ``match`` at ``received``; after the answer, it must speak
+        again within ``clock`` (counted from ``received``) plus the margin."""
+        self._silent_after[match.match_id] = math.inf  # never while the answer is being made
+        self._clock_ends[match.match_id] = received + clock
+
+    def _answered(self, match: PlayerMatch) -> None:
+        """The answer is out: the server's silence counts from the end of its clock or now."""
+        ends = self._clock_ends.pop(match.match_id, time.monotonic())
+        self._silent_after[match.match_id] = max(ends, time.monotonic()) + self.silence_margin
+
+    def forget_silent_matches(self, now: float | None = None) -> list[str]:
+        """Forget every match whose server has been silent too long; their ids."""
+        now = time.monotonic() if now is None else now
+        forgotten = []
+        for match_id, limit in list(self._silent_after.items()):
+            match = self.matches.get(match_id)
+            if match is None:
+                del self._silent_after[match_id]
+                self._clock_ends.pop(match_id, None)
+            elif now > limit:
+                del self.matches[match_id], self._silent_after[match_id]
+                forgotten.append(match_id)
+                log.warning(
+                    "match %s: no message from the server for longer than its clocks allow "
+                    "(start %d s, play %d s, margin %g s); forgetting the match",
+                    match_id,
+                    match.start_clock,
+                    match.play_clock,
+                    self.silence_margin,
+                )
+                match.deadline = now + ABORT_BUDGET
+                task = asyncio.ensure_future(self._finish(match, self.player.abort))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+        return forgotten
+
     async def answer(self, message: Message, received: float) -> str:
         """The reply to one message, received at ``received`` (monotonic seconds)."""
+        self.forget_silent_matches(received)
         match message:
             case Info():
                 status = "busy" if self.in_match else "available"
@@ -154,25 +232,32 @@ class PlayerAgent:
             deadline=received + message.start_clock - self.reply_margin,
         )
         self.matches[match.match_id] = match
+        self._heard(match, received, message.start_clock)
         try:
             await self._run_hook(match, self.player.start)
         except TimeoutError:
             log.warning("match %s: start() still thinking at the start clock", match.match_id)
         except Exception:
             pass  # logged by _run_hook; the match goes on
+        finally:
+            self._answered(match)
         return READY
 
     async def _play(self, message: Play, received: float) -> str:
         match = self.matches.get(message.match_id)
         if match is None:
             return BUSY
-        match.deadline = received + match.play_clock - self.reply_margin
-        if message.moves is not None:
-            await self._advance(match, message.moves)
-        legal = await in_thread(match.game.legal_moves, match.state, match.role)
-        if not legal:
-            raise RequestRejected(f"role {match.role} has no legal move in the current state")
-        return render_move(await self._choose(match, legal))
+        self._heard(match, received, match.play_clock)
+        try:
+            match.deadline = received + match.play_clock - self.reply_margin
+            if message.moves is not None:
+                await self._advance(match, message.moves)
+            legal = await in_thread(match.game.legal_moves, match.state, match.role)
+            if not legal:
+                raise RequestRejected(f"role {match.role} has no legal move in the current state")
+            return render_move(await self._choose(match, legal))
+        finally:
+            self._answered(match)
 
     async def _stop(self, message: Stop, received: float) -> str:
         match = self.matches.pop(message.match_id, None)

@@ -32,8 +32,8 @@ async def running(agent: PlayerAgent, host: str = "127.0.0.1", port: int = 0) ->
         await runner.cleanup()
 
 
-async def serve(player: Player, host: str = "127.0.0.1", port: int = 0) -> None:
-    """Serve ``player`` until SIGINT or SIGTERM.
+async def serve(player: Player | PlayerAgent, host: str = "127.0.0.1", port: int = 0) -> None:
+    """Serve ``player`` (or a ready agent) until SIGINT or SIGTERM.
 
     Once the port is open, prints one line ``listening on http://HOST:PORT`` to
     stdout (flushed) so that a parent process can wait for it.
@@ -43,6 +43,7 @@ async def serve(player: Player, host: str = "127.0.0.1", port: int = 0) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signum, stopped.set)
-    async with running(PlayerAgent(player), host, port) as url:
+    agent = player if isinstance(player, PlayerAgent) else PlayerAgent(player)
+    async with running(agent, host, port) as url:
         print(f"listening on {url}", flush=True)
         await stopped.wait()

@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from ._common import positive_float, positive_int
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -27,10 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compile are reported as skipped, with the reason",
     )
     parser.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help="games checked in parallel"
+        "--jobs", type=positive_int, default=os.cpu_count() or 1, help="games checked in parallel"
     )
     parser.add_argument(
-        "--time-limit", type=float, default=120.0, help="seconds allowed per game (default 120)"
+        "--time-limit",
+        type=positive_float,
+        default=120.0,
+        help="seconds allowed per game, kept by killing the check (default 120)",
     )
     parser.set_defaults(run=run)
 
@@ -38,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from server.gdl import conformance
 
+    if args.folder.exists() and not args.folder.is_dir():
+        print(f"ggp conformance: {args.folder} is not a folder", file=sys.stderr)
+        return 2
     try:
         results = conformance.run(
             args.folder,

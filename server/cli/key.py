@@ -42,11 +42,14 @@ def run(args: argparse.Namespace) -> int:
         public_key_text,
     )
 
+    from ._common import one_line
+
     path = args.key_file or default_host_key_path()
     try:
         key = load_or_create_host_key(path)
     except (OSError, ValueError) as error:
-        print(f"ggp key: cannot use the host key {path}: {error}", file=sys.stderr)
+        reason = getattr(error, "strerror", None) or one_line(error, 200)
+        print(f"ggp key: cannot use the host key {path}: {reason}", file=sys.stderr)
         return 2
     if args.path:
         print(f"host key: {path}", file=sys.stderr)

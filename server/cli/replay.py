@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,13 +33,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from server.games import is_bundled
     from server.replay import LogUnreadable, RulesNotFound, render_replay, replay_file
 
+    from ._common import EXIT_USAGE, check_rule_file, one_line
+
+    if args.game is not None and not is_bundled(args.game) and Path(args.game).is_file():
+        check_rule_file(Path(args.game))
     try:
         replay = replay_file(args.log, args.game)
     except (LogUnreadable, RulesNotFound) as error:
-        print(f"ggp replay: {error}", file=sys.stderr)
-        return 2
+        print(f"ggp replay: {one_line(error)}", file=sys.stderr)
+        return EXIT_USAGE
     if args.check:
         print(replay.verdict())
     else:

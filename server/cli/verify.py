@@ -40,10 +40,12 @@ def run(args: argparse.Namespace) -> int:
         verify_record,
     )
 
+    from ._common import one_line
+
     try:
         record = read_record_json(args.log)
     except (OSError, ValueError) as error:
-        print(f"ggp verify: cannot read {args.log}: {error}", file=sys.stderr)
+        print(f"ggp verify: cannot read {args.log}: {one_line(error)}", file=sys.stderr)
         return 2
     try:
         if args.key:
@@ -60,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
                 )
                 return 2
     except (OSError, ValueError) as error:
-        print(f"ggp verify: unusable key: {error}", file=sys.stderr)
+        print(f"ggp verify: unusable key: {one_line(error)}", file=sys.stderr)
         return 2
     verification = verify_record(record, trusted)
     if not args.quiet:
         stream = sys.stdout if verification.ok else sys.stderr
-        print(f"{args.log}: {verification.message}", file=stream)
+        print(f"{args.log}: {one_line(verification.message)}", file=stream)
     return 0 if verification.ok else 1

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import Any
 
 from .compiled import CompileError
 from .errors import GdlError, GdlValidationError, IllegalMoveError
@@ -41,10 +42,6 @@ class GameResult:
 
 class Mismatch(Exception):
     """The first difference between the engine and the reference."""
-
-
-class _Timeout(Exception):
-    pass
 
 
 def _reference_flagged(trace: dict) -> str | None:
@@ -143,59 +140,152 @@ def check_trace(game: Game, trace: dict) -> str:
     return f"{len(trace['playouts'])} playouts, {transitions} transitions, {len(probes)} probes"
 
 
-def _on_alarm(signum: int, frame: object) -> None:
-    raise _Timeout()
-
-
 def run_game(task: tuple[str, str, str, float, str]) -> GameResult:
-    """Check one game (runs in a worker process, with a time limit)."""
-    name, game_path, trace_path, limit, engine = task
+    """Check one game; :func:`run` calls it in a child process that it kills past the limit."""
+    name, game_path, trace_path, _limit, engine = task
     started = time.perf_counter()
 
     def result(passed: bool, detail: str) -> GameResult:
         return GameResult(name, passed, detail, time.perf_counter() - started)
 
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
     try:
-        try:
-            trace = json.loads(Path(trace_path).read_text(encoding="utf-8"))
-            if not isinstance(trace, dict):
-                raise ValueError("the trace is not a JSON object")
-        except (OSError, ValueError) as error:
-            return result(False, f"unreadable trace: {error}")
-        if not Path(game_path).is_file():
-            return result(False, f"no game file {Path(game_path).name} beside the trace")
-        try:
-            game = Game.from_file(game_path, engine=engine)
-        except GdlValidationError as error:
-            flagged = _reference_flagged(trace)
-            summary = error.problems[0] if error.problems else str(error)
-            if flagged:
-                return result(
-                    True,
-                    f"refused as invalid GDL, as the reference validator flagged it: {summary}",
-                )
-            return result(False, f"refused as invalid GDL: {summary}")
-        except CompileError as error:
-            return GameResult(name, True, f"does not compile: {error.reason}", 0.0, skipped=True)
-        except GdlError as error:
-            return result(False, f"could not load: {error}")
-        try:
-            return result(True, check_trace(game, trace))
-        except Mismatch as mismatch:
-            return result(False, str(mismatch))
-        except GdlError as error:
-            return result(False, f"engine error: {error}")
-        except (KeyError, TypeError, IndexError, ValueError) as error:
-            return result(False, f"malformed trace: {type(error).__name__}: {error}")
-    except _Timeout:
-        return result(False, f"time limit of {limit:g} s exceeded")
+        trace = json.loads(Path(trace_path).read_text(encoding="utf-8"))
+        if not isinstance(trace, dict):
+            raise ValueError("the trace is not a JSON object")
+    except (OSError, ValueError) as error:
+        return result(False, f"unreadable trace: {error}")
+    if not Path(game_path).is_file():
+        return result(False, f"no game file {Path(game_path).name} beside the trace")
+    try:
+        game = Game.from_file(game_path, engine=engine)
+    except GdlValidationError as error:
+        flagged = _reference_flagged(trace)
+        summary = error.problems[0] if error.problems else str(error)
+        if flagged:
+            return result(
+                True,
+                f"refused as invalid GDL, as the reference validator flagged it: {summary}",
+            )
+        return result(False, f"refused as invalid GDL: {summary}")
+    except CompileError as error:
+        return GameResult(name, True, f"does not compile: {error.reason}", 0.0, skipped=True)
+    except GdlError as error:
+        return result(False, f"could not load: {error}")
     except RecursionError:
         return result(False, "recursion too deep")
+    try:
+        return result(True, check_trace(game, trace))
+    except Mismatch as mismatch:
+        return result(False, str(mismatch))
+    except GdlError as error:
+        return result(False, f"engine error: {error}")
+    except RecursionError:
+        return result(False, "recursion too deep")
+    except (KeyError, TypeError, IndexError, ValueError) as error:
+        return result(False, f"malformed trace: {type(error).__name__}: {error}")
+
+
+def _child(task: tuple[str, str, str, float, str], out: Connection) -> None:
+    """The body of one game's process: check the game, send the result back."""
+    try:
+        outcome = run_game(task)
+    except BaseException as error:  # reported by the parent as a failure of this game
+        outcome = GameResult(task[0], False, f"the check failed: {error!r}", 0.0)
+    out.send(outcome)
+    out.close()
+
+
+@dataclass
+class _Running:
+    """A game being checked in its own process, with its deadline on the monotonic clock."""
+
+    task: tuple[str, str, str, float, str]
+    process: multiprocessing.process.BaseProcess
+    reader: Connection
+    started: float
+    deadline: float
+
+
+def _context() -> Any:
+    """Processes forked from a single-threaded server that has the engine loaded.
+
+    Forking the caller itself could copy a lock held by one of its threads into the
+    child (a test runner's, say) and hang it; the fork server has no other threads.
+    """
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
+
+
+def _launch(task: tuple[str, str, str, float, str]) -> _Running:
+    context = _context()
+    reader, writer = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(task, writer), daemon=True)
+    started = time.monotonic()
+    process.start()
+    writer.close()
+    return _Running(task, process, reader, started, started + task[3])
+
+
+def _collect(running: _Running, now: float) -> GameResult | None:
+    """The result of a finished or overdue game (killing it when overdue); else ``None``."""
+    name, limit = running.task[0], running.task[3]
+    alive = running.process.is_alive()
+    if running.reader.poll():
+        try:
+            outcome: GameResult = running.reader.recv()
+        except (EOFError, OSError):
+            outcome = GameResult(name, False, "the check process died", now - running.started)
+        running.process.join()
+        running.reader.close()
+        return outcome
+    if not alive:
+        running.process.join()
+        running.reader.close()
+        code = running.process.exitcode
+        return GameResult(
+            name, False, f"the check process died (exit code {code})", now - running.started
+        )
+    if now >= running.deadline:
+        running.process.kill()
+        running.process.join()
+        running.reader.close()
+        return GameResult(name, False, f"time limit of {limit:g} s exceeded", now - running.started)
+    return None
+
+
+def _run_all(tasks: list[tuple[str, str, str, float, str]], jobs: int) -> list[GameResult]:
+    """Check every task, each in its own process, at most ``jobs`` at once.
+
+    The limit is kept from outside: a game still running at its deadline is killed, so
+    nothing inside the check (a native call, a swallowed exception) can outlast it.
+    """
+    waiting = list(reversed(tasks))
+    running: list[_Running] = []
+    results: list[GameResult] = []
+    try:
+        while waiting or running:
+            while waiting and len(running) < max(1, jobs):
+                running.append(_launch(waiting.pop()))
+            now = time.monotonic()
+            for item in list(running):
+                outcome = _collect(item, now)
+                if outcome is not None:
+                    running.remove(item)
+                    results.append(outcome)
+            if running:
+                timeout = max(0.0, min(item.deadline for item in running) - time.monotonic())
+                handles: list = [item.reader for item in running]
+                handles += [item.process.sentinel for item in running]
+                wait(handles, timeout=timeout)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for item in running:
+            item.process.kill()
+            item.process.join()
+            item.reader.close()
+    return results
 
 
 def find_traces(folder: Path, names: list[str] | None = None) -> list[tuple[str, Path, Path]]:
@@ -227,9 +317,5 @@ def run(
     ]
     # Longest traces first keeps the workers busy until the end.
     tasks.sort(key=lambda task: -Path(task[2]).stat().st_size)
-    if jobs <= 1:
-        results = [run_game(task) for task in tasks]
-    else:
-        with multiprocessing.get_context("fork").Pool(jobs, maxtasksperchild=8) as pool:
-            results = pool.map(run_game, tasks, chunksize=1)
+    results = _run_all(tasks, jobs)
     yield from sorted(results, key=lambda result: result.name)

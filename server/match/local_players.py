@@ -2,13 +2,17 @@
 
 Each player is ``python -m players NAME --port 0`` on the loopback interface; it
 prints ``listening on http://HOST:PORT`` once it accepts connections.  The process
-is stopped (SIGTERM, then SIGKILL) when the context ends.
+is stopped (SIGTERM, then SIGKILL) when the context ends.  It is tied to this
+process (``--parent-pid``), so it dies with it even when this process is killed
+with SIGKILL, and it runs in its own session, so a Ctrl-C at the terminal reaches
+only this process, which then sends ABORT before stopping the players.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 import sys
 from collections import deque
@@ -39,6 +43,7 @@ async def _drain(stream: asyncio.StreamReader, keep: deque[str]) -> None:
 async def local_player(name: str, *, seed: int | None = None) -> AsyncIterator[str]:
     """Run the bundled player ``name`` on a free loopback port; yield its URL."""
     command = [sys.executable, "-m", "players", name, "--host", "127.0.0.1", "--port", "0"]
+    command += ["--parent-pid", str(os.getpid())]
     if seed is not None:
         command += ["--seed", str(seed)]
     process = await asyncio.create_subprocess_exec(
@@ -46,6 +51,7 @@ async def local_player(name: str, *, seed: int | None = None) -> AsyncIterator[s
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
     assert process.stdout is not None and process.stderr is not None
     errors: deque[str] = deque(maxlen=20)

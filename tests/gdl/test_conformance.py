@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -157,9 +158,33 @@ def test_a_game_over_its_time_limit_fails_instead_of_hanging(tmp_path: Path) -> 
     )
     trace = {"roles": ["r"], "init": [], "playouts": []}
     (tmp_path / "traces" / "slow.json").write_text(json.dumps(trace), encoding="utf-8")
+    started = time.monotonic()
     [result] = runner.run(tmp_path, limit=0.5)
     assert not result.passed
     assert result.detail == "time limit of 0.5 s exceeded"
+    assert time.monotonic() - started < 10  # killed from outside, not left to run on
+
+
+def test_games_over_the_limit_in_parallel_are_each_stopped_by_the_command(tmp_path: Path) -> None:
+    """The limit is kept by the parent process, which kills each overdue check."""
+    (tmp_path / "games").mkdir()
+    (tmp_path / "traces").mkdir()
+    numbers = " ".join(f"(num {n})" for n in range(200))
+    for name in ("slow1", "slow2"):
+        (tmp_path / "games" / f"{name}.kif").write_text(
+            SLOW_GAME.format(numbers=numbers), encoding="utf-8"
+        )
+        trace = {"roles": ["r"], "init": [], "playouts": []}
+        (tmp_path / "traces" / f"{name}.json").write_text(json.dumps(trace), encoding="utf-8")
+    started = time.monotonic()
+    result = ggp_conformance(str(tmp_path), "--jobs", "2", "--time-limit", "0.5", timeout=60)
+    assert time.monotonic() - started < 30
+    assert result.returncode == 1
+    assert output_lines(result) == [
+        "slow1: FAILED (time limit of 0.5 s exceeded)",
+        "slow2: FAILED (time limit of 0.5 s exceeded)",
+        "0 passed, 2 failed",
+    ]
 
 
 # --- each check of the replay, on its own ---------------------------------------------------

@@ -69,6 +69,7 @@ async def test_a_kif_file_and_a_player_url_work_too(tmp_path: Path) -> None:
     assert record.errors is not None and record.errors[2] == ["IL null", ""]
     assert record.moves[1][0] == "noop"
     assert record.host_signature is None
+    assert record.player_names_from_host == ["Fake", "legal"]  # the name it gave in INFO
     assert "errors: left IL null" in err
 
 

@@ -72,6 +72,7 @@ def test_an_interrupted_match_leaves_a_signed_aborted_log_that_replays(
         [
             *GGP, "match", "nineBoardTicTacToe", silent_player, "random",
             "--startclock", "60", "--out", str(tmp_path / "logs"),
+            "--allow-unreachable", "--ping-timeout", "0.2",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -79,8 +80,9 @@ def test_an_interrupted_match_leaves_a_signed_aborted_log_that_replays(
         env=environment,
     )  # fmt: skip
     assert process.stderr is not None
-    first_line = process.stderr.readline()  # the match has begun: START is out
-    assert first_line.startswith("match ")
+    first_line = process.stderr.readline()  # the silent player is named
+    assert first_line.startswith("warning: xPlayer at ")
+    assert process.stderr.readline().startswith("match ")  # the match has begun: START is out
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     log = out.strip().splitlines()[-1]
