@@ -15,7 +15,10 @@ import sys
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of a player process."""
     parser.add_argument(
-        "player", metavar="NAME", help="the bundled player to serve, e.g. random or legal"
+        "player",
+        metavar="NAME",
+        nargs="?",
+        help="the bundled player to serve, e.g. random or legal",
     )
     parser.add_argument(
         "--port", type=int, default=9147, help="TCP port to listen on; 0 picks a free one"
