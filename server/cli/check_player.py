@@ -9,7 +9,7 @@ import sys
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``check-player`` sub-command."""
-    from server.bots.checker import ITEMS
+    from server.bots.items import ITEMS
 
     parser = subparsers.add_parser(
         "check-player",
