@@ -10,7 +10,7 @@ class GreedyBot(Bot):
         self.moves_played = 0
 
     def wins(self, state):
-        return self.game.is_terminal(state) and self.game.goals(state)[self.role] == 100
+        return self.game.is_terminal(state) and self.game.goal(state, self.role) == 100
 
     def play(self, state):
         moves = self.legal_moves(state)

@@ -33,5 +33,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.player is not None:
             print("error: give a player NAME or --bot MODULE:CLASS, not both", file=sys.stderr)
             return 2
+        if ":" not in args.bot:
+            print(
+                f"error: --bot {args.bot!r} is not MODULE:CLASS (e.g. mybot:MyBot)", file=sys.stderr
+            )
+            return 2
         args.player = args.bot
     return run(args)
