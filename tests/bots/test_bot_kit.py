@@ -131,6 +131,9 @@ class Recorder(Bot):
     def stop(self, state: State, goals: dict[str, int]) -> None:
         self.seen.append(("stop", (state, goals)))
 
+    def abort(self) -> None:
+        self.seen.append(("abort", id(self)))
+
 
 async def test_play_gets_the_current_state_and_stop_the_final_state_and_goals() -> None:
     game = load_game("nineBoardTicTacToe")
@@ -146,6 +149,17 @@ async def test_play_gets_the_current_state_and_stop_the_final_state_and_goals() 
     assert [state for kind, state in Recorder.seen if kind == "play"] == states[:-1]
     assert Recorder.seen[-1] == ("stop", (states[-1], game.goals(states[-1])))
     assert record.goal_values == [game.goals(states[-1])[r] for r in game.roles]
+
+
+async def test_abort_reaches_the_bot_and_each_match_gets_a_new_bot() -> None:
+    Recorder.seen.clear()
+    async with running(PlayerAgent(BotPlayer(Recorder))) as url:
+        report = await check_player(url, items=["abort", "start-after-abort"], seed=8)
+    assert report.passed, report.render()
+    kinds = [kind for kind, _ in Recorder.seen]
+    assert kinds == ["start", "play", "abort", "start", "play", "abort"]
+    first_bot, second_bot = (bot for kind, bot in Recorder.seen if kind == "abort")
+    assert first_bot != second_bot
 
 
 @pytest.mark.parametrize(
