@@ -132,7 +132,7 @@ class Recorder(Bot):
         self.seen.append(("stop", (state, goals)))
 
     def abort(self) -> None:
-        self.seen.append(("abort", id(self)))
+        self.seen.append(("abort", self))
 
 
 async def test_play_gets_the_current_state_and_stop_the_final_state_and_goals() -> None:
@@ -159,7 +159,7 @@ async def test_abort_reaches_the_bot_and_each_match_gets_a_new_bot() -> None:
     kinds = [kind for kind, _ in Recorder.seen]
     assert kinds == ["start", "play", "abort", "start", "play", "abort"]
     first_bot, second_bot = (bot for kind, bot in Recorder.seen if kind == "abort")
-    assert first_bot != second_bot
+    assert first_bot is not second_bot
 
 
 @pytest.mark.parametrize(
