@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from server.gdl import State
@@ -154,7 +154,7 @@ def _recased(text: str, keyword: str) -> str:
 
 
 def _move_problem(
-    exchange: Exchange, legal: list, scrambler: Scrambler | None
+    exchange: Exchange, legal: Sequence[RawTerm], scrambler: Scrambler | None
 ) -> tuple[str | None, RawTerm | None]:
     """What is wrong with a PLAY reply (``None`` if nothing) and the legal move it names."""
     if exchange.received is None:

@@ -8,7 +8,7 @@ ITEMS: dict[str, str] = {
     "unknown-match": "PLAY for a match id the player does not know is answered busy",
     "legal-moves": "every later move of a game never seen before is legal",
     "stop": "STOP at the end is answered done",
-    "play-clock": "every move arrives within the play clock, latency included",
+    "play-clock": "every move arrives within the play clock: thinking time plus network latency",
     "scrambled": "a match with every symbol renamed on the wire is played legally",
     "abort": "ABORT in the middle of a match is answered aborted within 1 s",
     "start-after-abort": "after ABORT, START with a new match id is answered ready and played",
