@@ -3,10 +3,10 @@
 >>> report = await check_player("http://127.0.0.1:9147/")   # doctest: +SKIP
 >>> print(report.render())                                 # doctest: +SKIP
 
-The player plays small games it has never seen (:mod:`server.bots.game_maker`);
-the checker plays the other role with random legal moves and, like a real server,
-puts a random legal move in place of a missing or illegal reply, so one fault does
-not hide the next item. Moves are compared exactly: symbols keep their case.
+The player plays small games it has never seen (:mod:`server.bots.game_maker`),
+run by :mod:`server.bots.driver`, which substitutes a random legal move for a bad
+reply as a real server does, so one fault does not hide the next item. Moves are
+compared exactly: symbols keep their case.
 """
 
 from __future__ import annotations
@@ -14,160 +14,30 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 
-from server.gdl import State
-from server.gdl.parser import Rule
-from server.gdl.terms import RawTerm
-from server.match import PlayerAddress, send_message
+from server.match import PlayerAddress
 from server.protocol import (
-    Abort,
     Info,
-    Message,
     Play,
     ProtocolError,
     Scrambler,
-    Start,
-    Stop,
     parse_info_reply,
     parse_move_reply,
     render,
 )
 
-from .game_maker import MadeGame, make_game
+from .driver import ABORT_TIME_LIMIT, NETWORK_SLACK, CheckMatch, Session
+from .game_maker import make_game
 from .items import ITEMS
-from .report import CheckItem, CheckReport, Exchange, excerpt
+from .report import CheckItem, CheckReport, Exchange
 
-ABORT_TIME_LIMIT = 1.0
-"""Seconds a player has to answer ABORT, as GGP-Base's server waits."""
-NETWORK_SLACK = 1.0
-"""Seconds past a clock that a reply is still waited for (and reported late)."""
 _INFO_TIME_LIMIT = 3.0
 _CONNECT_TIME_LIMIT = 5.0
 
 
 class CheckerError(Exception):
     """The check cannot run: a bad address, nobody listening, an unknown item."""
-
-
-@dataclass
-class _Session:
-    """What the items of one check share: where the player is, the clocks, the PLAY replies."""
-
-    address: PlayerAddress
-    start_clock: int
-    play_clock: int
-    rng: random.Random
-    token: str
-    plays: list[Exchange] = field(default_factory=list)
-    matches: int = 0
-
-    async def send(self, text: str, time_limit: float) -> Exchange:
-        reply = await send_message(self.address, text, receiver="checker", time_limit=time_limit)
-        error = None if reply.ok else f"{reply.error}: {reply.message}"
-        return Exchange(
-            sent=excerpt(text), received=reply.body, elapsed_ms=reply.elapsed_ms, error=error
-        )
-
-    def new_match_id(self) -> str:
-        self.matches += 1
-        return f"check.{self.token}.{self.matches}"
-
-
-@dataclass
-class _Match:
-    """One match as the checker runs it, the checker playing every role but the player's."""
-
-    session: _Session
-    made: MadeGame
-    role: str
-    match_id: str
-    scrambler: Scrambler | None = None
-    state: State = field(init=False)
-    last: list[RawTerm] | None = None
-
-    def __post_init__(self) -> None:
-        self.state = self.made.game.initial_state()
-
-    @property
-    def over(self) -> bool:
-        return self.made.game.is_terminal(self.state)
-
-    def _wire(self, message: Message) -> str:
-        if self.scrambler is not None:
-            message = self.scrambler.scramble_message(message)
-        return render(message)
-
-    async def start(self, keyword: str = "START") -> Exchange:
-        rules: list[Rule] = self.made.rules
-        text = self._wire(
-            Start(
-                match_id=self.match_id,
-                role=self.role,
-                rules=rules,
-                start_clock=self.session.start_clock,
-                play_clock=self.session.play_clock,
-            )
-        )
-        return await self.session.send(
-            _recased(text, keyword), self.session.start_clock + NETWORK_SLACK
-        )
-
-    async def play(self, keyword: str = "PLAY", nil: str = "NIL") -> tuple[Exchange, str | None]:
-        """Send PLAY, apply the joint move; the exchange and what is wrong with the reply."""
-        text = self._wire(Play(match_id=self.match_id, moves=self.last))
-        if self.last is None:
-            text = text.replace(" NIL ", f" {nil} ")
-        exchange = await self.session.send(
-            _recased(text, keyword), self.session.play_clock + NETWORK_SLACK
-        )
-        self.session.plays.append(exchange)
-        game, legal = self.made.game, self.made.game.legal_moves(self.state, self.role)
-        problem, move = _move_problem(exchange, legal, self.scrambler)
-        joint = [
-            move
-            if role == self.role and move is not None
-            else self.session.rng.choice(game.legal_moves(self.state, role))
-            for role in game.roles
-        ]
-        self.state, self.last = game.next_state(self.state, joint), joint
-        return exchange, problem
-
-    async def stop(self, keyword: str = "STOP") -> Exchange:
-        text = self._wire(Stop(match_id=self.match_id, moves=self.last))
-        return await self.session.send(
-            _recased(text, keyword), self.session.play_clock + NETWORK_SLACK
-        )
-
-    async def abort(self) -> Exchange:
-        return await self.session.send(render(Abort(match_id=self.match_id)), ABORT_TIME_LIMIT)
-
-
-def _recased(text: str, keyword: str) -> str:
-    """The message with its leading keyword written as ``keyword`` (e.g. ``play``)."""
-    head, _, rest = text.partition(" ")
-    tail, _, rest = rest.partition(" ")
-    if head == "(" and tail != keyword and tail.upper() == keyword.upper():
-        return f"({keyword} {rest}"
-    return text
-
-
-def _move_problem(
-    exchange: Exchange, legal: Sequence[RawTerm], scrambler: Scrambler | None
-) -> tuple[str | None, RawTerm | None]:
-    """What is wrong with a PLAY reply (``None`` if nothing) and the legal move it names."""
-    if exchange.received is None:
-        return f"no move: {exchange.error}", None
-    try:
-        move = parse_move_reply(exchange.received)
-    except ProtocolError as error:
-        return f"the reply is not a move: {error}", None
-    if scrambler is not None:
-        move = scrambler.unscramble_term(move)
-    if move not in legal:
-        return f"{exchange.received!r} is not a legal move", None
-    return None, move
 
 
 def _item(
@@ -201,7 +71,7 @@ def _expect(exchange: Exchange, wanted: str, within: float | None = None) -> str
 # -- the phases: each runs part of a match and judges some items ----------------------
 
 
-async def _info(session: _Session) -> tuple[list[CheckItem], int | None]:
+async def _info(session: Session) -> tuple[list[CheckItem], int | None]:
     exchange = await session.send(render(Info()), _INFO_TIME_LIMIT)
     if exchange.received is None:
         return [_item("info", f"no reply to INFO ({exchange.error})", "", [exchange])], None
@@ -214,9 +84,9 @@ async def _info(session: _Session) -> tuple[list[CheckItem], int | None]:
     return [_item("info", problem, summary, [exchange])], exchange.elapsed_ms
 
 
-async def _main_match(session: _Session) -> list[CheckItem]:
+async def _main_match(session: Session) -> list[CheckItem]:
     made = make_game(session.rng.getrandbits(32))
-    match = _Match(session, made, session.rng.choice(made.game.roles), session.new_match_id())
+    match = CheckMatch(session, made, session.rng.choice(made.game.roles), session.new_match_id())
     started = await match.start()
     problem = _expect(started, "ready", session.start_clock)
     items = [_item("start", problem, f"ready in {started.elapsed_ms} ms", [started])]
@@ -228,7 +98,7 @@ async def _main_match(session: _Session) -> list[CheckItem]:
     first, problem = await match.play()
     items.append(_item("first-play", problem, f"{first.received} is legal", [first]))
 
-    other = _Match(session, made, made.game.roles[0], session.new_match_id())
+    other = CheckMatch(session, made, made.game.roles[0], session.new_match_id())
     second = await other.start()
     if second.received is not None and second.received.strip().lower() == "ready":
         cleanup = await other.abort()  # a player that takes several matches at once
@@ -259,11 +129,11 @@ async def _main_match(session: _Session) -> list[CheckItem]:
     return items
 
 
-async def _scrambled_match(session: _Session) -> list[CheckItem]:
+async def _scrambled_match(session: Session) -> list[CheckItem]:
     made = make_game(session.rng.getrandbits(32), fresh=False)
     scrambler = Scrambler(made.rules, seed=session.rng.getrandbits(32))
     role = session.rng.choice(made.game.roles)
-    match = _Match(session, made, role, session.new_match_id(), scrambler)
+    match = CheckMatch(session, made, role, session.new_match_id(), scrambler)
     evidence = [await match.start()]
     problem = _expect(evidence[0], "ready", session.start_clock)
     if problem is not None:
@@ -279,9 +149,9 @@ async def _scrambled_match(session: _Session) -> list[CheckItem]:
     return [_item("scrambled", problem, summary, evidence)]
 
 
-async def _abort_match(session: _Session) -> list[CheckItem]:
+async def _abort_match(session: Session) -> list[CheckItem]:
     made = make_game(session.rng.getrandbits(32))
-    match = _Match(session, made, session.rng.choice(made.game.roles), session.new_match_id())
+    match = CheckMatch(session, made, session.rng.choice(made.game.roles), session.new_match_id())
     started = await match.start()
     if _expect(started, "ready") is not None:
         await match.abort()
@@ -293,7 +163,7 @@ async def _abort_match(session: _Session) -> list[CheckItem]:
         _item("abort", _expect(aborted, "aborted", ABORT_TIME_LIMIT), "aborted", [first, aborted])
     ]
 
-    again = _Match(session, made, match.role, session.new_match_id())
+    again = CheckMatch(session, made, match.role, session.new_match_id())
     restarted = await again.start()
     evidence = [aborted, restarted]
     problem = _expect(restarted, "ready", session.start_clock)
@@ -309,9 +179,9 @@ async def _abort_match(session: _Session) -> list[CheckItem]:
     return items
 
 
-async def _keyword_case_match(session: _Session) -> list[CheckItem]:
+async def _keyword_case_match(session: Session) -> list[CheckItem]:
     made = make_game(session.rng.getrandbits(32))
-    match = _Match(session, made, session.rng.choice(made.game.roles), session.new_match_id())
+    match = CheckMatch(session, made, session.rng.choice(made.game.roles), session.new_match_id())
     evidence: list[Exchange] = []
     problem: str | None = None
 
@@ -356,7 +226,7 @@ def _is_not_info(text: str) -> bool:
     return False
 
 
-def _play_clock_item(session: _Session, latency_ms: int | None) -> CheckItem:
+def _play_clock_item(session: Session, latency_ms: int | None) -> CheckItem:
     answered = [exchange for exchange in session.plays if exchange.received is not None]
     if not answered:
         return _item("play-clock", "no PLAY was answered", "", session.plays[-3:])
@@ -422,7 +292,7 @@ async def check_player(
         raise CheckerError("the clocks must be at least 1 second")
     wanted = list(ITEMS) if items is None else list(items)
     await _reachable(address)
-    session = _Session(
+    session = Session(
         address,
         start_clock,
         play_clock,
