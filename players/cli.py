@@ -49,7 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from .agent import SILENCE_MARGIN
 
     parser.add_argument(
-        "player", metavar="NAME", help="the bundled player to serve, e.g. random or legal"
+        "player",
+        metavar="NAME",
+        nargs="?",
+        help="the bundled player to serve, e.g. random or legal",
     )
     parser.add_argument(
         "--port",

@@ -36,6 +36,18 @@ def player_class(name: str) -> Callable[..., Player]:
     return factory
 
 
-def create_player(name: str, *, display_name: str | None = None, seed: int | None = None) -> Player:
-    """A new bundled player, optionally with its own INFO name and a random seed."""
+def create_player(
+    name: str | None, *, display_name: str | None = None, seed: int | None = None
+) -> Player:
+    """A new bundled player, optionally with its own INFO name and a random seed.
+
+    A name with a colon, ``module:Class``, loads that :class:`~players.bot.Bot` or
+    :class:`Player` subclass instead.
+    """
+    if not name:
+        raise KeyError(f"name a player to serve; bundled players: {', '.join(player_names())}")
+    if ":" in name:
+        from .loading import load_player
+
+        return load_player(name, display_name=display_name, seed=seed)
     return player_class(name)(name=display_name, seed=seed)

@@ -188,7 +188,7 @@ def test_readme_usage_lists_exactly_the_ggp_sub_commands() -> None:
         for action in build_parser()._actions
         if isinstance(action, argparse._SubParsersAction)
     ]
-    documented = set(re.findall(r"^\| `ggp (\w+)", readme_section("Usage"), re.M))
+    documented = set(re.findall(r"^\| `ggp ([\w-]+)", readme_section("Usage"), re.M))
     assert documented == set(subcommands)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,10 +17,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "'listening on http://HOST:PORT' once it accepts connections.",
     )
     add_arguments(parser)
+    parser.add_argument(
+        "--bot",
+        metavar="MODULE:CLASS",
+        help="serve your own bot instead: a players.bot.Bot subclass, e.g. mybot:MyBot "
+        "(the module is looked up in the current directory; a path/to/file.py works too)",
+    )
     parser.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     from players.cli import run
 
+    if args.bot is not None:
+        if args.player is not None:
+            print("error: give a player NAME or --bot MODULE:CLASS, not both", file=sys.stderr)
+            return 2
+        if ":" not in args.bot:
+            print(
+                f"error: --bot {args.bot!r} is not MODULE:CLASS (e.g. mybot:MyBot)", file=sys.stderr
+            )
+            return 2
+        args.player = args.bot
     return run(args)

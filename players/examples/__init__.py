@@ -1,0 +1,1 @@
+"""Example bots written with the bot kit (:mod:`players.bot`)."""
