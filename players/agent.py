@@ -305,7 +305,7 @@ class PlayerAgent:
         except Exception:
             log.warning("match %s: play() failed; sending a random move", match.match_id)
             return self._fallback_rng.choice(legal)
-        move = match_legal_move(chosen, legal) if _is_term(chosen) else None
+        move = match_legal_move(chosen, legal, ignore_case=True) if _is_term(chosen) else None
         if move is None:
             log.error(
                 "match %s: play() returned %r, which is not a legal move; sending a random one",

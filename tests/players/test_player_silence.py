@@ -63,14 +63,14 @@ async def test_a_player_whose_server_vanishes_after_start_is_available_again() -
 async def test_the_silence_is_counted_from_the_last_play() -> None:
     process, url = await _player("--silence-margin", "0.5")
     try:
-        assert (await send(url, start_message("gone.2", "left", 1, 4))).body == "ready"
+        assert (await send(url, start_message("gone.2", "left", 3, 6))).body == "ready"
         await asyncio.sleep(0.5)
         sent = time.monotonic()  # the player receives the PLAY after this
         parse_move_reply((await send(url, "( PLAY gone.2 nil )")).body)
-        await asyncio.sleep(1.5)  # past start clock + margin after START, not after PLAY
+        await asyncio.sleep(4)  # past start clock + margin after START, not after PLAY
         assert await _status(url) == "busy"
         await _until_available(url, within=20)
-        assert time.monotonic() - sent >= 4.5  # the play clock (4 s) plus the margin
+        assert time.monotonic() - sent >= 6.5  # the play clock (6 s) plus the margin
     finally:
         err = await _stop(process)
     assert "match gone.2: no message from the server" in err
