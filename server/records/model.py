@@ -79,6 +79,8 @@ class EndReason(StrEnum):
     """A player failed START and the match was configured to abort on that."""
     ERROR = "error"
     """The server itself failed (for example the rules raised an error)."""
+    RULES_LIMIT = "rules_limit"
+    """The rules went past their CPU-time or memory budget."""
 
 
 class SubstitutePolicy(StrEnum):

@@ -1,0 +1,25 @@
+"""The rules of a match, run in a worker process with a CPU-time and memory budget.
+
+>>> session = await RulesSession.open(game, budget)   # doctest: +SKIP
+>>> position = await session.initial()               # doctest: +SKIP
+>>> position = await session.step(position, joint)   # doctest: +SKIP
+
+The event loop never runs the rules itself: a slow or exploding game costs its own
+worker's CPU and memory, never another match's deadlines.
+"""
+
+from .budget import RulesBudget
+from .errors import RulesFailure, RulesLimitError, RulesWorkerDied
+from .pool import RulesPool, default_pool
+from .session import Position, RulesSession
+
+__all__ = [
+    "Position",
+    "RulesBudget",
+    "RulesFailure",
+    "RulesLimitError",
+    "RulesPool",
+    "RulesSession",
+    "RulesWorkerDied",
+    "default_pool",
+]
