@@ -346,6 +346,11 @@ class MatchRunner:
 
     # -- the rules, in a worker process -------------------------------------------------
 
+    @property
+    def rules_worker_pid(self) -> int | None:
+        """The process id of the worker that runs this match's rules, once leased."""
+        return None if self._rules is None else self._rules.pid
+
     def _session(self) -> RulesSession:
         assert self._rules is not None
         return self._rules

@@ -6,10 +6,16 @@ from dataclasses import dataclass
 
 DEFAULT_STEP_CPU = 5.0
 """Seconds of CPU time for one step: the next state, its legal moves or goals."""
-DEFAULT_LOAD_CPU = 60.0
+DEFAULT_LOAD_CPU = 20.0
 """Seconds of CPU time to load a game: parse, validate, compile, step-limit playouts."""
 DEFAULT_MEMORY_MB = 2048
 """Megabytes of address space of a worker process."""
+MAX_LEGAL_MOVES = 100_000
+"""More legal moves than this for one role in one state is past the budget: no
+player could be sent or choose among them within a play clock."""
+MAX_STATE_TEXT = 1_000_000
+"""A state printed longer than this many characters is past the budget (every
+state goes into the match log)."""
 
 
 @dataclass(frozen=True, slots=True)

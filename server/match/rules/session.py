@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -9,7 +10,9 @@ from server.gdl import Game
 from server.gdl.terms import RawTerm
 
 from .budget import RulesBudget
-from .pool import GameKey, LoadedWorker, RulesPool, default_pool
+from .pool import GameKey, Lease, RulesPool, default_pool
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +43,13 @@ def engine_for(game: Game) -> str:
 class RulesSession:
     """One match's lease of a worker with its game loaded."""
 
-    def __init__(self, worker: LoadedWorker, pool: RulesPool) -> None:
-        self._worker = worker
+    def __init__(self, lease: Lease, pool: RulesPool) -> None:
+        self._lease = lease
         self._pool = pool
-        self.roles = worker.roles
-        self.step_limit = worker.step_limit
-        self._budget = worker.key.budget
+        self.roles = lease.roles
+        self.step_limit = lease.step_limit
+        self._budget = lease.key.budget
+        self._closed = False
 
     @classmethod
     async def open(
@@ -59,11 +63,11 @@ class RulesSession:
     ) -> RulesSession:
         """Lease a worker with the game loaded (within ``budget.load_cpu``)."""
         pool = pool or default_pool()
-        worker = await pool.acquire(GameKey(rules_text, engine, budget), want_step_limit)
-        return cls(worker, pool)
+        lease = await pool.acquire(GameKey(rules_text, engine, budget), want_step_limit)
+        return cls(lease, pool)
 
     async def _call(self, request: tuple[object, ...], what: str) -> object:
-        return await self._worker.process.call(request, self._budget.step_cpu, what)
+        return await self._lease.worker.call(request, self._budget.step_cpu, what)
 
     async def initial(self) -> Position:
         """The initial state."""
@@ -81,6 +85,11 @@ class RulesSession:
         answer = await self._call(("state", state_text), "for a recorded state")
         return Position.of(answer)  # type: ignore[arg-type]
 
+    async def goals_at(self, state_text: str) -> tuple[dict[str, int], str | None]:
+        """The goals in a state printed as logs print it (see :meth:`goals`)."""
+        answer = await self._call(("goals_at", state_text), "for the goals")
+        return answer  # type: ignore[return-value]
+
     async def goals(self, position: Position) -> tuple[dict[str, int], str | None]:
         """The uniquely defined goals, and why the others are not, if any is not."""
         if position.goals is not None:
@@ -91,11 +100,13 @@ class RulesSession:
     @property
     def pid(self) -> int:
         """The worker's process id."""
-        return self._worker.process.pid
+        return self._lease.worker.pid
 
     async def close(self) -> None:
         """End the lease: the worker goes back to the pool, or is stopped if out of order."""
-        await self._pool.release(self._worker)
+        if not self._closed:
+            self._closed = True
+            await self._pool.release(self._lease)
 
 
 async def goals_in_fresh_worker(
@@ -112,8 +123,9 @@ async def goals_in_fresh_worker(
     except (RulesFailure, GdlError):
         return None
     try:
-        defined, _ = await session.goals(await session.at(state_text))
-    except (RulesFailure, GdlError, ValueError):
+        defined, _ = await session.goals_at(state_text)
+    except (RulesFailure, GdlError) as error:
+        log.info("no goals for the last state: %s", error)
         return None
     finally:
         await session.close()

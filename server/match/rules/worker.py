@@ -1,9 +1,14 @@
 """The rules worker: a process that loads one game and answers for it over its pipes.
 
 Started by :mod:`server.match.rules.process` as ``python -m server.match.rules.worker
-MEMORY_MB``.  Requests and answers are frames (:mod:`.wire`) on stdin and on the
-original stdout (fd 1 is pointed at stderr, so nothing the rules print can corrupt
-a frame).  States stay here, referred to by integer handles.
+MEMORY_MB`` with a Unix socket as stdin.  Requests and answers are frames
+(:mod:`.wire`) on that socket (fd 1 is pointed at stderr, so nothing the rules print
+can corrupt a frame).  States stay here, referred to by integer handles.
+
+The process started by the server is a game's *template*: it loads the game (and
+its step limit) once; ``fork`` requests, each carrying a fresh socket, make a worker
+per match that inherits the loaded game and answers on that socket.  The template
+reaps its workers and tells the server how one ended (``status``).
 
 Budgets, enforced here:
 
@@ -14,6 +19,8 @@ Budgets, enforced here:
   ``SIGXCPU`` from the kernel.
 - Memory: ``RLIMIT_AS`` caps the address space; a ``MemoryError`` answers ``limit``
   and the worker exits.
+- Size: a state or a role's legal moves past :data:`.budget.MAX_STATE_TEXT` /
+  :data:`.budget.MAX_LEGAL_MOVES` answer ``limit`` too.
 
 Answers: ``("ok", value)``, ``("error", message)`` for an error of the rules (the
 worker goes on), ``("limit", message)`` (the worker then exits).
@@ -21,17 +28,24 @@ worker goes on), ``("limit", message)`` (the worker then exits).
 
 from __future__ import annotations
 
+import array
 import math
 import os
 import resource
 import signal
+import socket
 import sys
-from typing import Any, BinaryIO
+from typing import Any
 
+from .budget import MAX_LEGAL_MOVES, MAX_STATE_TEXT
 from .wire import HEADER, decode, encode
 
 CPU_GRACE = 2
 """Seconds of CPU time past a request's budget before the kernel stops the worker."""
+
+
+class _OverLimit(Exception):
+    """A state or a list of legal moves past the size a match can carry."""
 
 
 class _OverBudget(BaseException):
@@ -66,6 +80,17 @@ def _disarm() -> None:
     signal.setitimer(signal.ITIMER_PROF, 0)
 
 
+_REQUESTS = frozenset(
+    {"load", "step_limit", "initial", "step", "state", "goals", "goals_at", "reset"}
+)
+
+_LOADING = {
+    "load": "to load the game",
+    "step_limit": "to load the game",
+    "goals_at": "for the goals of a recorded state",
+}
+"""Requests under the load budget, and what they do (for messages)."""
+
 Position = tuple[int, str, bool, list[list[Any]] | None, dict[str, int] | None, str | None]
 """handle, state text, terminal, legal moves per role (if not terminal), goals, goal error."""
 
@@ -92,10 +117,15 @@ class _Host:
 
         from ..step_limit import default_step_limit
 
-        self.step_cpu, self.load_cpu = step_cpu, load_cpu
+        del step_cpu, load_cpu  # taken by handle()
         self.game = Game.from_text(text, engine=engine)
         limit = default_step_limit(self.game) if want_step_limit else None
         return list(self.game.roles), limit
+
+    def step_limit(self) -> int:
+        from ..step_limit import default_step_limit
+
+        return default_step_limit(self._game())
 
     def initial(self) -> Position:
         self.states.clear()
@@ -109,6 +139,11 @@ class _Host:
         from server.gdl import State
 
         return self._position(State(_read_state(text)))
+
+    def goals_at(self, text: str) -> tuple[dict[str, int], str | None]:
+        from server.gdl import State
+
+        return self._goals(State(_read_state(text)))
 
     def goals(self, handle: int) -> tuple[dict[str, int], str | None]:
         return self._goals(self.states[handle])
@@ -130,11 +165,29 @@ class _Host:
         handle = self.next_handle
         self.next_handle += 1
         self.states[handle] = state
+        if len(state) * 4 > MAX_STATE_TEXT:  # each fluent prints as at least 4 characters
+            raise _OverLimit(
+                f"the state has {len(state):,} fluents, too many to print in "
+                f"{MAX_STATE_TEXT:,} characters"
+            )
         text = state.to_ggp()
+        if len(text) > MAX_STATE_TEXT:
+            raise _OverLimit(
+                f"the state is {len(text):,} characters long, more than the "
+                f"{MAX_STATE_TEXT:,} allowed"
+            )
         if game.is_terminal(state):
             goals, message = self._goals(state)
             return handle, text, True, None, goals, message
-        legal = [[unwrap(move) for move in game.legal_moves(state, role)] for role in game.roles]
+        legal = []
+        for role in game.roles:
+            moves = game.legal_moves(state, role)
+            if len(moves) > MAX_LEGAL_MOVES:
+                raise _OverLimit(
+                    f"role {role} has {len(moves):,} legal moves, more than the "
+                    f"{MAX_LEGAL_MOVES:,} allowed"
+                )
+            legal.append([unwrap(move) for move in moves])
         return handle, text, False, legal, None, None
 
     def _goals(self, state: Any) -> tuple[dict[str, int], str | None]:
@@ -155,9 +208,12 @@ class _Host:
         from server.gdl import GdlError
 
         kind, arguments = request[0], request[1:]
-        loading = kind == "load"
-        budget = (arguments[4] if loading else self.step_cpu) if kind != "reset" else 60.0
-        what = "to load the game" if loading else "in one step"
+        if kind == "load":
+            self.step_cpu, self.load_cpu = arguments[3], arguments[4]
+        budget = self.load_cpu if kind in _LOADING else self.step_cpu
+        what = _LOADING.get(kind, "in one step")
+        if kind not in _REQUESTS:
+            return ("error", f"unknown request {kind!r}"), False
         try:
             _arm(budget)
             try:
@@ -168,6 +224,8 @@ class _Host:
                 raise _OverBudget
         except _OverBudget:
             return ("limit", f"the rules used more than {budget:g} s of CPU time {what}"), True
+        except _OverLimit as error:
+            return ("limit", str(error)), True
         except MemoryError:
             self.states.clear()
             return (
@@ -193,22 +251,91 @@ def _read_state(text: str) -> frozenset[Any]:
     return frozenset(node_to_term(node) for node in nodes[0].value)
 
 
-def _read(stream: BinaryIO) -> Any | None:
-    header = stream.read(HEADER.size)
-    if len(header) < HEADER.size:
-        return None
-    (size,) = HEADER.unpack(header)
-    body = stream.read(size)
-    if len(body) < size:
-        return None
-    return decode(body)
+class _Channel:
+    """The socket to the server: exact reads of frames, file descriptors passed along."""
+
+    def __init__(self, fd: int) -> None:
+        self.sock = socket.socket(fileno=fd)
+        self.sock.setblocking(True)
+
+    def _exactly(self, size: int, fds: list[int]) -> bytes | None:
+        chunks = []
+        while size:
+            data, ancillary, _, _ = self.sock.recvmsg(size, socket.CMSG_SPACE(4 * 4))
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    usable = len(payload) - len(payload) % 4
+                    fds.extend(array.array("i", payload[:usable]))
+            if not data:
+                return None
+            chunks.append(data)
+            size -= len(data)
+        return b"".join(chunks)
+
+    def read(self) -> tuple[Any, list[int]] | None:
+        """The next request and the file descriptors that came with it; ``None`` at the end."""
+        fds: list[int] = []
+        header = self._exactly(HEADER.size, fds)
+        if header is None:
+            return None
+        body = self._exactly(HEADER.unpack(header)[0], fds)
+        if body is None:
+            return None
+        return decode(body), fds
+
+    def write(self, message: Any) -> None:
+        self.sock.sendall(encode(message))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+_children: dict[int, int] = {}
+"""Exit statuses of forked workers, by process id (kept by the template)."""
+
+
+def _reap(signum: int, frame: object) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _children[pid] = os.waitstatus_to_exitcode(status)
+        if len(_children) > 1000:
+            _children.pop(next(iter(_children)))
+
+
+def _fork(channel: _Channel, fds: list[int]) -> int | None:
+    """Fork a worker that serves the loaded game on the socket ``fds[0]``.
+
+    Returns the child's process id in the template, ``None`` in the child (which
+    has taken the socket over as its channel).
+    """
+    pid = os.fork()
+    if pid:
+        for fd in fds:
+            os.close(fd)
+        return pid
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _children.clear()
+    channel.close()
+    for fd in fds[1:]:
+        os.close(fd)
+    return None
 
 
 def serve(memory_mb: int) -> int:
-    """Answer requests until the server closes the pipe or a budget is spent."""
-    out = os.fdopen(os.dup(1), "wb")
+    """Answer requests until the server closes the socket or a budget is spent.
+
+    The first process is a game's template: it loads the game once and forks a
+    worker per match on request (the child inherits the loaded game); the worker
+    serves its match on the socket that came with the request.
+    """
     os.dup2(2, 1)
-    requests = sys.stdin.buffer
+    channel = _Channel(os.dup(0))
+    os.close(0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     limit = memory_mb * 1024 * 1024
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -216,14 +343,31 @@ def serve(memory_mb: int) -> int:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGPROF, _on_timer)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    signal.signal(signal.SIGCHLD, _reap)
     host = _Host(memory_mb)
     while True:
-        request = _read(requests)
-        if request is None:
+        received = channel.read()
+        if received is None:
             return 0
+        request, fds = received
+        if request[0] == "fork":
+            if not fds:
+                channel.write(("error", "no socket came with the fork request"))
+                continue
+            pid = _fork(channel, fds)
+            if pid is None:
+                channel = _Channel(fds[0])
+                host.states.clear()
+                continue
+            channel.write(("ok", pid))
+            continue
+        if request[0] == "status":
+            channel.write(("ok", _children.get(request[1])))
+            continue
+        for fd in fds:
+            os.close(fd)
         answer, stop = host.handle(request)
-        out.write(encode(answer))
-        out.flush()
+        channel.write(answer)
         if stop:
             return 0
 
