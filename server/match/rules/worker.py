@@ -372,5 +372,16 @@ def serve(memory_mb: int) -> int:
             return 0
 
 
+def main() -> int:
+    """Serve, and end with one line (never a traceback) on an unexpected failure."""
+    try:
+        return serve(int(sys.argv[1]))
+    except KeyboardInterrupt:
+        return 1
+    except Exception as error:
+        print(f"rules worker {os.getpid()}: {type(error).__name__}: {error}", file=sys.stderr)
+        return 70
+
+
 if __name__ == "__main__":
-    sys.exit(serve(int(sys.argv[1])))
+    sys.exit(main())
