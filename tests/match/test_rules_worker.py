@@ -250,6 +250,7 @@ async def test_rules_past_the_load_budget_end_the_match_before_start(tmp_path: P
     assert record.end_message == "the rules used more than 0.5 s of CPU time to load the game"
     assert record.states == [] and record.moves == []
     assert player.received == ["abort"]
+    _check_log(writer.path_for(record.match_id))
 
 
 def test_rules_over_the_size_cap_are_refused_with_one_line(tmp_path: Path) -> None:
