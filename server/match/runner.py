@@ -25,6 +25,10 @@ Rules of play:
   define in that state (0 where undefined); either way ``isCompleted`` is true.
 - :meth:`MatchRunner.abort` (or cancelling the task) sends ABORT to every player and
   records the match as aborted; a step in flight is dropped.
+- The rules run in a worker process (:mod:`server.match.rules`), one round trip per
+  step; past its CPU-time or memory budget the match ends with ``rules_limit``, and a
+  worker that dies ends it with ``error``; either way players get ABORT and the log
+  keeps every step up to the last state the rules gave.
 """
 
 from __future__ import annotations
