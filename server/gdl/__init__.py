@@ -10,13 +10,21 @@
 True
 """
 
-from .errors import GdlError, GdlSyntaxError, GdlValidationError, GoalError, IllegalMoveError
-from .game import Game
+from .errors import (
+    GdlError,
+    GdlSyntaxError,
+    GdlValidationError,
+    GoalError,
+    IllegalMoveError,
+    RulesTooLargeError,
+)
+from .game import DEFAULT_MAX_RULES_BYTES, Game
 from .parser import Rule, parse_gdl
 from .state import State
 from .terms import Compound, Constant, Term, to_ggp, to_kif
 
 __all__ = [
+    "DEFAULT_MAX_RULES_BYTES",
     "Compound",
     "Constant",
     "Game",
@@ -26,6 +34,7 @@ __all__ = [
     "GoalError",
     "IllegalMoveError",
     "Rule",
+    "RulesTooLargeError",
     "State",
     "Term",
     "parse_gdl",

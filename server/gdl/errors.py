@@ -47,3 +47,23 @@ class OutsideGroundingError(GdlError):
 
 class GoalError(GdlError):
     """A role without exactly one goal value in a state."""
+
+
+class RulesTooLargeError(GdlError):
+    """A rule text or file over the size cap; refused before it is read or parsed."""
+
+    def __init__(self, size: int, limit: int, source: str | None = None) -> None:
+        self.size = size
+        self.limit = limit
+        self.source = source
+        what = f"the rules file {source}" if source else "the rules"
+        super().__init__(
+            f"{what} {'is' if source else 'are'} {_megabytes(size)}, "
+            f"over the limit of {_megabytes(limit)}"
+        )
+
+
+def _megabytes(size: int) -> str:
+    if size < 1024 * 1024:
+        return f"{size:,} bytes"
+    return f"{size / (1024 * 1024):.1f} MB".replace(".0 MB", " MB")

@@ -8,7 +8,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .engine import Engine
-from .errors import GdlError, GoalError, IllegalMoveError, OutsideGroundingError
+from .errors import (
+    GdlError,
+    GoalError,
+    IllegalMoveError,
+    OutsideGroundingError,
+    RulesTooLargeError,
+)
 from .parser import Rule, parse_gdl, parse_term
 from .state import State
 from .terms import RawTerm, Term, to_kif, unwrap, wrap, wrap_all
@@ -16,6 +22,11 @@ from .terms import RawTerm, Term, to_kif, unwrap, wrap, wrap_all
 log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "interpreter", "compiled")
+
+DEFAULT_MAX_RULES_BYTES = 2 * 1024 * 1024
+"""Rule texts and files larger than this (UTF-8 bytes) are refused before parsing:
+fifty times the largest game of the GGP corpora, far below what would take the
+parser many seconds and gigabytes."""
 
 
 def _as_term(move: object) -> RawTerm:
@@ -114,14 +125,26 @@ class Game:
     # -- loading ----------------------------------------------------------------------
 
     @classmethod
-    def from_text(cls, text: str, **options: object) -> Game:
-        """Load a game from GDL text."""
+    def from_text(
+        cls, text: str, *, max_bytes: int = DEFAULT_MAX_RULES_BYTES, **options: object
+    ) -> Game:
+        """Load a game from GDL text; raises :class:`RulesTooLargeError` past ``max_bytes``."""
+        if len(text) > max_bytes:
+            raise RulesTooLargeError(len(text), max_bytes)
+        size = len(text.encode("utf-8"))
+        if size > max_bytes:
+            raise RulesTooLargeError(size, max_bytes)
         return cls(parse_gdl(text), **options)  # type: ignore[arg-type]
 
     @classmethod
-    def from_file(cls, path: str | Path, **options: object) -> Game:
-        """Load a game from a ``.kif`` file."""
-        return cls.from_text(Path(path).read_text(encoding="utf-8"), **options)
+    def from_file(
+        cls, path: str | Path, *, max_bytes: int = DEFAULT_MAX_RULES_BYTES, **options: object
+    ) -> Game:
+        """Load a game from a ``.kif`` file; one over ``max_bytes`` is refused unread."""
+        size = Path(path).stat().st_size
+        if size > max_bytes:
+            raise RulesTooLargeError(size, max_bytes, str(path))
+        return cls.from_text(Path(path).read_text(encoding="utf-8"), max_bytes=max_bytes, **options)
 
     # -- playing ----------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from server.records import SubstitutePolicy
 
+from .rules.budget import DEFAULT_LOAD_CPU, DEFAULT_MEMORY_MB, DEFAULT_STEP_CPU, RulesBudget
 from .transport import DEFAULT_MAX_REPLY_BYTES
 
 
@@ -45,6 +46,19 @@ class MatchConfig(BaseModel):
     """Recorded as ``tournamentNameFromHost``."""
     match_id_prefix: str = "local"
     """First part of generated match ids: ``<prefix>.<game>.<milliseconds>``."""
+    rules_step_cpu: float = Field(default=DEFAULT_STEP_CPU, gt=0)
+    """Seconds of CPU time the rules may spend on one step (next state, legal moves,
+    goals); past it the match ends with ``rules_limit``."""
+    rules_load_cpu: float = Field(default=DEFAULT_LOAD_CPU, gt=0)
+    """Seconds of CPU time to load the game in the rules worker (parse, validate,
+    compile, step-limit playouts)."""
+    rules_memory_mb: int = Field(default=DEFAULT_MEMORY_MB, ge=256)
+    """Megabytes of address space of the rules worker process."""
+
+    @property
+    def rules_budget(self) -> RulesBudget:
+        """The budget of the match's rules worker."""
+        return RulesBudget(self.rules_step_cpu, self.rules_load_cpu, self.rules_memory_mb)
 
 
 _last_stamp = 0

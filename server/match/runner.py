@@ -25,6 +25,10 @@ Rules of play:
   define in that state (0 where undefined); either way ``isCompleted`` is true.
 - :meth:`MatchRunner.abort` (or cancelling the task) sends ABORT to every player and
   records the match as aborted; a step in flight is dropped.
+- The rules run in a worker process (:mod:`server.match.rules`), one round trip per
+  step; past its CPU-time or memory budget the match ends with ``rules_limit``, and a
+  worker that dies ends it with ``error``; either way players get ABORT and the log
+  keeps every step up to the last state the rules gave.
 """
 
 from __future__ import annotations
@@ -37,9 +41,8 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from server.gdl import Game, GdlError, GoalError, State
-from server.gdl.state import StatePrinter
-from server.gdl.terms import MAX_TERM_DEPTH, RawTerm, to_ggp
+from server.gdl import Game, GdlError
+from server.gdl.terms import RawTerm, to_ggp
 from server.protocol import (
     Abort,
     Message,
@@ -74,7 +77,8 @@ from .events import (
     PlayersStarted,
     StepPlayed,
 )
-from .step_limit import default_step_limit
+from .rules import Position, RulesFailure, RulesSession
+from .rules.session import engine_for, goals_in_fresh_worker
 from .substitution import MoveChooser
 from .transport import PlayerAddress, Reply, send_message
 
@@ -146,17 +150,6 @@ def _cut(text: str | None) -> str | None:
     return text[:RAW_REPLY_LIMIT] + f"... [{len(text) - RAW_REPLY_LIMIT} more characters]"
 
 
-class RulesLimitReached(Exception):
-    """The rules derived a state the server cannot keep; the match ends at the step before."""
-
-
-def _check_fits(printer: StatePrinter, state: State) -> None:
-    if not printer.fits(state):
-        raise RulesLimitReached(
-            f"the rules derived a state nested deeper than {MAX_TERM_DEPTH} levels"
-        )
-
-
 def _failure_code(kind: ErrorKind) -> str:
     return "TO" if kind is ErrorKind.TIMEOUT else "CE"
 
@@ -194,11 +187,12 @@ class MatchRunner:
         seed = self.config.seed if self.config.seed is not None else secrets.randbits(48)
         self.chooser = MoveChooser(self.config.policy, seed)
         self.scrambler = Scrambler(game.rules, seed) if self.config.scramble else None
-        self.step_limit = self.config.step_limit or default_step_limit(game)
+        self.step_limit: int = self.config.step_limit or 0
+        """The most steps; a default one is derived when the rules are loaded."""
+        self._rules: RulesSession | None = None
         self.stats = MatchStats()
         self._observers: list[Observer] = list(observers)
         self._forfeited = [False] * len(self.roles)
-        self._states = StatePrinter()
         self._task: asyncio.Task[MatchRecord] | None = None
         self._abort_requested = False
         self._ended = False
@@ -220,7 +214,7 @@ class MatchRunner:
             game_name=game_name,
             game_rulesheet="\n".join(render_rule(rule) for rule in game.rules) + "\n",
             game_role_names=list(self.roles),
-            step_limit=self.step_limit,
+            step_limit=self.config.step_limit,
             network_slack_ms=round(self.config.network_slack * 1000),
             substitute_policy=self.config.policy,
             substitute_seed=seed,
@@ -274,6 +268,8 @@ class MatchRunner:
             raise
         finally:
             self.stats.total_seconds = time.monotonic() - started
+            if self._rules is not None:
+                await self._rules.close()
         return self.record
 
     def abort(self) -> None:
@@ -285,6 +281,7 @@ class MatchRunner:
             self._task.cancel()
 
     async def _play(self) -> None:
+        failure = await self._open_rules()
         await self._emit(
             MatchStarted(
                 match_id=self.match_id,
@@ -297,10 +294,21 @@ class MatchRunner:
                 step_limit=self.step_limit,
             )
         )
+        if failure is not None:
+            await self._rules_failed(failure, None)
+            return
         start_phase = await self._start_players()
-        state = self.game.initial_state()
         self._append_phase(start_phase)
-        self.record.states.append(self._states.to_ggp(state))
+        try:
+            state = await self._session().initial()
+        except RulesFailure as error:
+            await self._rules_failed(error, None)
+            return
+        except GdlError as error:
+            log.error("match %s: the rules failed: %s", self.match_id, error)
+            await self._abort_players(EndReason.ERROR, f"the rules failed: {error}")
+            return
+        self.record.states.append(state.text)
         self.record.state_times.append(_now_ms())
         await self._emit(
             PlayersStarted(
@@ -322,7 +330,7 @@ class MatchRunner:
 
         previous: list[RawTerm] | None = None
         try:
-            terminal = self.game.is_terminal(state)
+            terminal = state.terminal
             while True:
                 if terminal:
                     reason = EndReason.TERMINAL
@@ -331,15 +339,65 @@ class MatchRunner:
                     reason = EndReason.STEP_LIMIT
                     break
                 state, previous, terminal = await self._play_step(state, previous)
-        except RulesLimitReached as error:
-            log.error("match %s: %s", self.match_id, error)
-            await self._abort_players(EndReason.RULES_LIMIT, str(error))
+            goals = await self._session().goals(state)
+        except RulesFailure as error:
+            await self._rules_failed(error, state)
             return
         except GdlError as error:
             log.error("match %s: the rules failed: %s", self.match_id, error)
             await self._abort_players(EndReason.ERROR, f"the rules failed: {error}")
             return
-        await self._finish(state, reason, previous)
+        await self._finish(goals, reason, previous)
+
+    # -- the rules, in a worker process -------------------------------------------------
+
+    @property
+    def rules_worker_pid(self) -> int | None:
+        """The process id of the worker that runs this match's rules, once leased."""
+        return None if self._rules is None else self._rules.pid
+
+    def _session(self) -> RulesSession:
+        assert self._rules is not None
+        return self._rules
+
+    async def _open_rules(self) -> RulesFailure | GdlError | None:
+        """Lease a rules worker with the game loaded; the failure, if loading failed."""
+        try:
+            self._rules = await RulesSession.open(
+                self.record.game_rulesheet or "",
+                engine_for(self.game),
+                self.config.rules_budget,
+                want_step_limit=self.config.step_limit is None,
+            )
+        except (RulesFailure, GdlError) as error:
+            return error
+        if not self.step_limit:
+            self.step_limit = self._rules.step_limit or 0
+            self.record.step_limit = self.step_limit
+        return None
+
+    async def _rules_failed(self, error: RulesFailure | GdlError, state: Position | None) -> None:
+        """End the match when the rules cannot go on: the goals the rules define in the
+        last recorded state (from a fresh worker, when one can tell), then ABORT."""
+        log.error("match %s: the rules stopped: %s", self.match_id, error)
+        if state is not None:
+            defined = await goals_in_fresh_worker(
+                self.record.game_rulesheet or "",
+                engine_for(self.game),
+                self.config.rules_budget,
+                state.text,
+            )
+            if defined is not None:
+                rule_goals = [defined.get(role) for role in self.roles]
+                self.record.rule_goal_values = rule_goals
+                self.record.goal_values = [
+                    0 if forfeited or value is None else value
+                    for value, forfeited in zip(rule_goals, self._forfeited, strict=True)
+                ]
+        if isinstance(error, RulesFailure):
+            await self._abort_players(error.reason, str(error))
+        else:
+            await self._abort_players(EndReason.ERROR, f"the rules failed: {error}")
 
     # -- START --------------------------------------------------------------------------
 
@@ -397,9 +455,9 @@ class MatchRunner:
     # -- PLAY ---------------------------------------------------------------------------
 
     async def _play_step(
-        self, state: State, previous: list[RawTerm] | None
-    ) -> tuple[State, list[RawTerm], bool]:
-        legal = [self.game.legal_moves(state, role) for role in self.roles]
+        self, state: Position, previous: list[RawTerm] | None
+    ) -> tuple[Position, list[RawTerm], bool]:
+        legal = state.legal or [[] for _ in self.roles]
         play = Play(match_id=self.match_id, moves=previous)
         messages: list[Message | None] = [
             None if player is None or self._forfeited[index] else play
@@ -412,13 +470,12 @@ class MatchRunner:
             move, outcome = self._judge_move(index, reply, legal[index])
             joint.append(move)
             phase.outcomes.append(outcome)
-        next_state = self.game.next_state(state, joint)
-        _check_fits(self._states, next_state)
-        terminal = self.game.is_terminal(next_state)
+        next_state = await self._session().step(state, joint)
+        terminal = next_state.terminal
         self.stats.steps += 1
         moves_text = [to_ggp(move) for move in joint]
         self.record.moves.append(moves_text)
-        self.record.states.append(self._states.to_ggp(next_state))
+        self.record.states.append(next_state.text)
         self.record.state_times.append(_now_ms())
         self._append_phase(phase)
         await self._emit(
@@ -483,15 +540,15 @@ class MatchRunner:
     # -- the end ------------------------------------------------------------------------
 
     async def _finish(
-        self, state: State, reason: EndReason, last_moves: list[RawTerm] | None
+        self,
+        goals_found: tuple[dict[str, int], str | None],
+        reason: EndReason,
+        last_moves: list[RawTerm] | None,
     ) -> None:
-        defined = self.game.defined_goals(state)
+        defined, goal_error = goals_found
         missing = [role for role in self.roles if role not in defined]
         if reason is EndReason.TERMINAL and missing:
-            try:
-                self.game.goals(state)
-            except GoalError as error:
-                self.record.end_message = str(error)
+            self.record.end_message = goal_error
         elif missing:
             self.record.end_message = (
                 f"no goal defined for {', '.join(missing)} when the step limit was reached"

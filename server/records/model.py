@@ -80,7 +80,8 @@ class EndReason(StrEnum):
     ERROR = "error"
     """The server itself failed (for example the rules raised an error)."""
     RULES_LIMIT = "rules_limit"
-    """The rules derived a state beyond what the server keeps (terms nested too deeply)."""
+    """The rules went past a budget: CPU time, memory, legal moves, or a state too large
+    or nested too deeply to keep."""
 
 
 class SubstitutePolicy(StrEnum):

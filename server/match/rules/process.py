@@ -1,0 +1,256 @@
+"""Rules worker processes, seen from the server: send a request, await its answer.
+
+A :class:`Template` is a process the server starts; it loads one game.  A
+:class:`Worker` is forked from a template for one match and inherits the loaded
+game.  Both talk over a Unix socket, one request at a time.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+from server.gdl import GdlError
+
+from .errors import RulesFailure, RulesLimitError, RulesWorkerDied
+from .wire import HEADER, decode, encode
+
+_ENVIRONMENT = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""One thread per numeric library: the worker's memory cap counts address space."""
+
+
+class _Connection:
+    """One side of a socket to a worker: frames in, frames out, in order."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.lock = asyncio.Lock()
+        self.broken = False
+        self._stuck = False
+
+    @classmethod
+    async def over(cls, sock: socket.socket) -> _Connection:
+        reader, writer = await asyncio.open_unix_connection(sock=sock)
+        return cls(reader, writer)
+
+    async def call(
+        self, request: tuple[Any, ...], cpu: float, what: str, passing: socket.socket | None = None
+    ) -> Any:
+        """Send ``request`` (with the socket ``passing``, if any) and return the answer;
+        see :meth:`Worker.call`."""
+        if self.broken:
+            raise RulesWorkerDied("the rules worker has already stopped")
+        async with self.lock:
+            wall = 10 * cpu + 10
+            backstop = asyncio.get_running_loop().call_later(wall, self._give_up)
+            try:
+                if passing is None:
+                    self.writer.write(encode(request))
+                    await self.writer.drain()
+                else:
+                    self._send_with_socket(encode(request), passing)
+                (size,) = HEADER.unpack(await self.reader.readexactly(HEADER.size))
+                status, value = decode(await self.reader.readexactly(size))
+            except (asyncio.IncompleteReadError, ConnectionError) as error:
+                self.broken = True
+                raise _Ended(self._stuck, wall) from error
+            except BaseException:
+                self.broken = True  # an answer may still be on its way: out of step
+                self.on_break()
+                raise
+            finally:
+                backstop.cancel()
+        if status == "ok":
+            return value
+        if status == "error":
+            raise GdlError(value)
+        self.broken = True
+        raise RulesLimitError(value)
+
+    def _send_with_socket(self, frame: bytes, passing: socket.socket) -> None:
+        """Write ``frame`` with ``passing`` attached, past the stream writer (whose
+        buffer is empty: requests go one at a time)."""
+        raw = self.writer.get_extra_info("socket")
+        with socket.socket(fileno=os.dup(raw.fileno())) as channel:
+            fds = array.array("i", [passing.fileno()])
+            sent = channel.sendmsg([frame], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            if sent < len(frame):
+                raise ConnectionError("the request to the rules worker was cut short")
+
+    def _give_up(self) -> None:
+        self._stuck = True
+        self.on_break()
+
+    def on_break(self) -> None:
+        """Stop the process behind this connection (set by the owner)."""
+
+    def close(self) -> None:
+        self.broken = True
+        self.writer.close()
+
+
+class _Ended(Exception):
+    """The worker's socket closed before the answer came."""
+
+    def __init__(self, stuck: bool, wall: float) -> None:
+        self.stuck = stuck
+        self.wall = wall
+
+
+def _failure(code: int | None, stuck: bool, wall: float, cpu: float, what: str) -> RulesFailure:
+    """What a worker's end means for the match."""
+    if stuck:
+        return RulesLimitError(f"the rules gave no answer {what} within {wall:g} s")
+    if code is not None and code < 0:
+        if -code == signal.SIGXCPU:
+            return RulesLimitError(f"the rules used more than {cpu:g} s of CPU time {what}")
+        name = _signal_name(-code)
+        if -code == signal.SIGKILL:
+            return RulesWorkerDied(
+                f"the rules worker was killed ({name}) {what}; it may have run out of memory"
+            )
+        return RulesWorkerDied(f"the rules worker stopped on {name} {what}")
+    status = "unknown" if code is None else str(code)
+    return RulesWorkerDied(f"the rules worker stopped {what} (exit status {status})")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class Template:
+    """A process that loaded one game and forks a :class:`Worker` per match."""
+
+    def __init__(self, process: asyncio.subprocess.Process, connection: _Connection) -> None:
+        self.process = process
+        self.connection = connection
+        connection.on_break = self.kill  # type: ignore[method-assign]
+
+    @classmethod
+    async def start(cls, memory_mb: int) -> Template:
+        """Start a template whose address space is capped at ``memory_mb`` megabytes."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "server.match.rules.worker",
+                str(memory_mb),
+                stdin=theirs.fileno(),
+                env={**os.environ, **_ENVIRONMENT},
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return cls(process, await _Connection.over(ours))
+
+    @property
+    def usable(self) -> bool:
+        return not self.connection.broken and self.process.returncode is None
+
+    async def call(
+        self, request: tuple[Any, ...], cpu: float, what: str, passing: socket.socket | None = None
+    ) -> Any:
+        """Send ``request``; raises :class:`GdlError` or :class:`RulesFailure`."""
+        try:
+            return await self.connection.call(request, cpu, what, passing)
+        except _Ended as ended:
+            code = await self._reap()
+            raise _failure(code, ended.stuck, ended.wall, cpu, what) from None
+        except RulesLimitError:
+            await self._reap()
+            raise
+
+    async def fork(self, cpu: float) -> Worker:
+        """A new worker for one match, with the game already loaded."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = await self.call(("fork",), cpu, "to start a worker", passing=theirs)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return Worker(pid, self, await _Connection.over(ours))
+
+    async def status(self, pid: int) -> int | None:
+        """How a forked worker ended (as ``Popen.returncode``), if the template knows."""
+        for _ in range(20):
+            if not self.usable:
+                return None
+            code = await self.call(("status", pid), 5.0, "for a worker's status")
+            if code is not None:
+                return int(code)
+            await asyncio.sleep(0.05)
+        return None
+
+    def kill(self) -> None:
+        self.connection.broken = True
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+
+    async def close(self) -> None:
+        """Stop the template (its workers stop when their sockets close)."""
+        self.connection.close()
+        self.kill()
+        await self._reap()
+
+    async def _reap(self) -> int | None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.process.wait(), 5)
+        return self.process.returncode
+
+
+class Worker:
+    """A worker forked from a template, serving one match at a time."""
+
+    def __init__(self, pid: int, template: Template, connection: _Connection) -> None:
+        self.pid = pid
+        self.template = template
+        self.connection = connection
+        connection.on_break = self.kill  # type: ignore[method-assign]
+
+    @property
+    def usable(self) -> bool:
+        return not self.connection.broken
+
+    async def call(self, request: tuple[Any, ...], cpu: float, what: str) -> Any:
+        """Send ``request`` and return the worker's answer.
+
+        ``cpu`` is the request's CPU budget (enforced by the worker); ``what`` says
+        what was asked, for messages.  Raises :class:`GdlError` for an error of the
+        rules (the worker goes on) and :class:`RulesFailure` when the worker cannot.
+        """
+        try:
+            return await self.connection.call(request, cpu, what)
+        except _Ended as ended:
+            code = None
+            with contextlib.suppress(RulesFailure, GdlError):
+                code = await self.template.status(self.pid)
+            raise _failure(code, ended.stuck, ended.wall, cpu, what) from None
+        except RulesLimitError:
+            self.close()
+            raise
+
+    def kill(self) -> None:
+        """Stop the worker at once (its states are lost)."""
+        self.connection.broken = True
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Close the socket; the worker exits when it reads the end."""
+        self.connection.close()

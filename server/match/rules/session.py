@@ -1,0 +1,132 @@
+"""The rules of one match, answered by a leased worker: one round trip per step."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from server.gdl import Game
+from server.gdl.terms import RawTerm
+
+from .budget import RulesBudget
+from .pool import GameKey, Lease, RulesPool, default_pool
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A state held by the worker, with everything a match needs to know about it."""
+
+    handle: int
+    text: str
+    """The state as GGP-Base prints it."""
+    terminal: bool
+    legal: list[list[RawTerm]] | None
+    """Per role in role order, the legal moves in the engine's fixed order (not terminal)."""
+    goals: dict[str, int] | None
+    """The uniquely defined goals (terminal only)."""
+    goal_error: str | None
+    """Why a role has no unique goal, when one has none (terminal only)."""
+
+    @classmethod
+    def of(cls, answer: tuple[object, ...]) -> Position:
+        return cls(*answer)  # type: ignore[arg-type]
+
+
+def engine_for(game: Game) -> str:
+    """The engine a worker should use: the interpreter when ``game`` settled on it."""
+    return "interpreter" if game.engine.name == "interpreter" else "auto"
+
+
+class RulesSession:
+    """One match's lease of a worker with its game loaded."""
+
+    def __init__(self, lease: Lease, pool: RulesPool) -> None:
+        self._lease = lease
+        self._pool = pool
+        self.roles = lease.roles
+        self.step_limit = lease.step_limit
+        self._budget = lease.key.budget
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        rules_text: str,
+        engine: str,
+        budget: RulesBudget,
+        *,
+        want_step_limit: bool = False,
+        pool: RulesPool | None = None,
+    ) -> RulesSession:
+        """Lease a worker with the game loaded (within ``budget.load_cpu``)."""
+        pool = pool or default_pool()
+        lease = await pool.acquire(GameKey(rules_text, engine, budget), want_step_limit)
+        return cls(lease, pool)
+
+    async def _call(self, request: tuple[object, ...], what: str) -> object:
+        return await self._lease.worker.call(request, self._budget.step_cpu, what)
+
+    async def initial(self) -> Position:
+        """The initial state."""
+        answer = await self._call(("initial",), "for the initial state")
+        return Position.of(answer)  # type: ignore[arg-type]
+
+    async def step(self, position: Position, joint: Sequence[RawTerm]) -> Position:
+        """The state after ``joint`` (one move per role, already legal); ``position``
+        is used up."""
+        answer = await self._call(("step", position.handle, list(joint)), "in one step")
+        return Position.of(answer)  # type: ignore[arg-type]
+
+    async def at(self, state_text: str) -> Position:
+        """A position for a state printed as logs print it."""
+        answer = await self._call(("state", state_text), "for a recorded state")
+        return Position.of(answer)  # type: ignore[arg-type]
+
+    async def goals_at(self, state_text: str) -> tuple[dict[str, int], str | None]:
+        """The goals in a state printed as logs print it (see :meth:`goals`)."""
+        answer = await self._call(("goals_at", state_text), "for the goals")
+        return answer  # type: ignore[return-value]
+
+    async def goals(self, position: Position) -> tuple[dict[str, int], str | None]:
+        """The uniquely defined goals, and why the others are not, if any is not."""
+        if position.goals is not None:
+            return position.goals, position.goal_error
+        answer = await self._call(("goals", position.handle), "for the goals")
+        return answer  # type: ignore[return-value]
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id."""
+        return self._lease.worker.pid
+
+    async def close(self) -> None:
+        """End the lease: the worker goes back to the pool, or is stopped if out of order."""
+        if not self._closed:
+            self._closed = True
+            await self._pool.release(self._lease)
+
+
+async def goals_in_fresh_worker(
+    rules_text: str, engine: str, budget: RulesBudget, state_text: str
+) -> dict[str, int] | None:
+    """The goals defined in a recorded state, asked of another worker (within the
+    same budget); ``None`` when that worker cannot tell either."""
+    from server.gdl import GdlError
+
+    from .errors import RulesFailure
+
+    try:
+        session = await RulesSession.open(rules_text, engine, budget)
+    except (RulesFailure, GdlError):
+        return None
+    try:
+        defined, _ = await session.goals_at(state_text)
+    except (RulesFailure, GdlError) as error:
+        log.info("no goals for the last state: %s", error)
+        return None
+    finally:
+        await session.close()
+    return defined
