@@ -157,9 +157,17 @@ async def test_sigkill_of_the_match_takes_its_bundled_players_along(tmp_path: Pa
     async with FakePlayer(faults={1: "sleep"}, delay=30) as fake:
         process = await _start_match(tmp_path, "random", fake.url)
         await _read_until(process, "start:")
-        players = _children(process.pid)
+        children = _children(process.pid)  # the bundled player and the rules process
+        players = [pid for pid in children if b"players" in _command_line(pid)]
         assert len(players) == 1 and _alive(players[0])
         process.kill()
         await process.wait()
         await asyncio.sleep(1.0)
-    assert not any(_alive(pid) for pid in players)
+    assert not [pid for pid in children if _alive(pid)]
+
+
+def _command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
