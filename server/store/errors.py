@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from server.errors import Clash, GgpError, Missing
 
-class StoreError(Exception):
+
+class StoreError(GgpError):
     """Anything the store refuses or cannot do."""
 
 
-class NotFound(StoreError):
+class NotFound(StoreError, Missing):
     """No such player, game, match or owner."""
 
 
-class Conflict(StoreError):
+class Conflict(StoreError, Clash):
     """The write contradicts what is stored (a duplicate name, a match no longer queued)."""
 
 
