@@ -560,3 +560,53 @@ class Store:
                 )
             )
         return result.rowcount == 1
+
+    async def import_match(
+        self,
+        match_id: str,
+        *,
+        game_name: str,
+        game_version: int,
+        players: Sequence[str | None],
+        start_clock: int,
+        play_clock: int,
+        status: MatchStatus,
+        end_reason: str,
+        goals: Sequence[int] | None,
+        started_at: int | None,
+        log_text: str,
+        source: str,
+    ) -> MatchRow:
+        """Keep an ended match from an archive, its log exactly as given."""
+        try:
+            async with self._writing() as connection:
+                await connection.execute(
+                    insert(matches).values(
+                        id=match_id,
+                        game_name=game_name,
+                        game_version=game_version,
+                        status=status.value,
+                        players=list(players),
+                        start_clock=start_clock,
+                        play_clock=play_clock,
+                        policy="",
+                        config={"imported_from": source},
+                        queued_at=started_at or now_ms(),
+                        started_at=started_at,
+                        finished_at=now_ms(),
+                        end_reason=end_reason,
+                        goals=list(goals) if goals is not None else None,
+                        signed_record=log_text,
+                    )
+                )
+                if players:
+                    await connection.execute(
+                        insert(match_players),
+                        [
+                            {"match_id": match_id, "seat": seat, "player": player}
+                            for seat, player in enumerate(players)
+                        ],
+                    )
+        except IntegrityError as error:
+            raise Conflict(f"a match with the id {match_id!r} exists already") from error
+        return await self.get_match(match_id)
