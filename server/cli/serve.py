@@ -121,7 +121,7 @@ async def _serve(settings: object) -> int:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"ggp serve: cannot start on {where}: {reason}", file=sys.stderr)
         return EXIT_FAILED
-    runner = web.AppRunner(service.app(), access_log=None)
+    runner = web.AppRunner(service.app(), access_log=None, shutdown_timeout=5.0)
     await runner.setup()
     try:
         site = web.TCPSite(runner, settings.host, settings.port)

@@ -184,10 +184,14 @@ class QueueRunner:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop_task
-        for runner in list(self.running.values()):
-            runner.abort()
+        for match_id, task in list(self._tasks.items()):
+            runner = self.running.get(match_id)
+            if runner is not None:
+                runner.abort()  # ABORT to its players; the match is kept as aborted
+            else:
+                task.cancel()  # not started yet: it stays running and a restart aborts it
         if self._tasks:
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+            await asyncio.wait(list(self._tasks.values()), timeout=10)
 
     # -- restart ---------------------------------------------------------------------
 
