@@ -29,7 +29,7 @@ async def running_service(
     options: dict[str, Any] = {"poll_seconds": 0.2, "ping_seconds": 3600.0, **settings}
     service = Service(
         ServiceSettings(
-            data_dir=data_dir, database_url=database_url, admin_token=ADMIN, port=1, **options
+            data_dir=data_dir, database_url=database_url, admin_token=ADMIN, port=0, **options
         )
     )
     await service.start()
