@@ -93,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
     except ValidationError as error:
         problem = error.errors()[0]
         field = ".".join(str(part) for part in problem["loc"]).replace("_", "-")
-        print(f"ggp serve: --{field}: {problem['msg']}", file=sys.stderr)
+        option = {"data-dir": "data", "database-url": "database", "max-body-bytes": "max-body"}
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        print(f"ggp serve: --{option.get(field, field)}: {message}", file=sys.stderr)
         return EXIT_USAGE
     return asyncio.run(_serve(settings))
 

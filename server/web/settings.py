@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,15 @@ class ServiceSettings(BaseModel):
     host_key_file: Path | None = None
     """The host key; default ``host_key.pem`` in the data folder (or ``$GGP_HOST_KEY``)."""
     poll_seconds: float = Field(default=1.0, gt=0)
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, value: str | None) -> str | None:
+        if value is not None:
+            from server.store import async_url
+
+            async_url(value)  # raises ValueError for a scheme we cannot open
+        return value
 
     @property
     def embedded(self) -> bool:
