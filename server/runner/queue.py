@@ -45,6 +45,9 @@ STORE_FAILED = "store_failed"
 PLAYER_UNAVAILABLE = "player_unavailable"
 """The end reason of a match a player could not join (unreachable or suspended)."""
 
+TAKE_INTERVAL = 0.02
+"""Seconds between two passes over the queue, at the least."""
+
 PreMatchCheck = Callable[[Sequence[PlayerRecord]], Awaitable[str | None]]
 """Called before a match with its players; returns why it cannot start, or ``None``."""
 
@@ -286,29 +289,33 @@ class QueueRunner:
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.settings.poll_seconds)
+            await asyncio.sleep(TAKE_INTERVAL)  # many wake-ups in a burst make one pass
 
     async def _take_some(self) -> None:
         free = self.settings.concurrency - len(self._tasks)
-        counts = await self.store.count_matches()
-        self.metrics.queued.set(counts[MatchStatus.QUEUED])
-        if free <= 0 or counts[MatchStatus.QUEUED] == 0:
+        if free <= 0:
             return
         queued = await self.store.list_matches(
             status=MatchStatus.QUEUED, limit=max(50, free * 4), oldest_first=True
         )
-        limits: dict[str, int] = {}
+        if not queued:
+            return
+        registered = {player.name: player for player in await self.store.list_players()}
         for match in queued:
             if free <= 0:
                 break
             names = [name for name in match.players if name]
-            try:
-                players = [await self.store.get_player(name) for name in names]
-            except NotFound as error:
-                await self._end_unstarted(match, PLAYER_UNAVAILABLE, str(error))
+            missing = [name for name in names if name not in registered]
+            if missing:
+                await self._end_unstarted(
+                    match, PLAYER_UNAVAILABLE, f"no player named {missing[0]!r}"
+                )
                 continue
-            limits.update({player.name: player.max_matches for player in players})
+            players = [registered[name] for name in names]
             seats = Counter(names)
-            if any(self._seats[name] + seats[name] > limits[name] for name in seats):
+            if any(
+                self._seats[name] + seats[name] > registered[name].max_matches for name in seats
+            ):
                 continue  # a player is busy in another match: it waits its turn
             if not await self.store.claim_match(match.id):
                 continue

@@ -74,6 +74,8 @@ class Store:
         self.is_sqlite = self.driver_url.startswith("sqlite")
         self._engine: AsyncEngine | None = None
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        self._pending_steps: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._step_writer: asyncio.Task[None] | None = None
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -85,7 +87,9 @@ class Store:
         if self._engine is not None:
             return
         options: dict[str, Any] = {}
-        if not self.is_sqlite:
+        if self.is_sqlite:
+            options.update(pool_size=2, max_overflow=2)  # one thread per connection
+        else:
             options.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
         engine = create_async_engine(self.driver_url, **options)
         if self.is_sqlite:
@@ -505,11 +509,31 @@ class Store:
             )
 
     async def add_step(self, match_id: str, step: StepRow) -> None:
-        """Keep one phase of a match: one row, whatever the step number."""
-        async with self._writing() as connection:
-            await connection.execute(
-                insert(match_steps).values(match_id=match_id, **step.model_dump())
-            )
+        """Keep one phase of a match: one row, whatever the step number.
+
+        Returns once the row is committed.  Rows of concurrent matches share one
+        transaction (group commit): a step costs one row, not one transaction.
+        """
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending_steps.append(({"match_id": match_id, **step.model_dump()}, future))
+        if self._step_writer is None or self._step_writer.done():
+            self._step_writer = asyncio.create_task(self._write_steps())
+        await future
+
+    async def _write_steps(self) -> None:
+        while self._pending_steps:
+            batch, self._pending_steps = self._pending_steps, []
+            try:
+                async with self._writing() as connection:
+                    await connection.execute(insert(match_steps), [row for row, _ in batch])
+            except Exception as error:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+            else:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
 
     async def steps(self, match_id: str) -> list[StepRow]:
         async with self._reading() as connection:
