@@ -75,7 +75,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     import aiohttp
     from aiohttp import web
 
-    from server.store import Store
+    from server.store import MatchStatus, Store
     from server.web import Service, ServiceSettings
 
     folder = Path(tempfile.mkdtemp(prefix="ggp-serve-bench-"))
@@ -134,6 +134,10 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
             wall = time.monotonic() - wall_started
             cpu = time.process_time() - cpu_started
             counts = await service.store.count_matches()
+            for match in await service.store.list_matches(status=MatchStatus.ABORTED):
+                print(
+                    f"aborted {match.id}: {match.end_reason} {match.end_message}", file=sys.stderr
+                )
     finally:
         await runner.cleanup()
         await service.close()

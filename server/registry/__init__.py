@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from server.match import PlayerAddress, PlayerStatus, ping_player
-from server.store import PlayerRecord, Store
+from server.store import PlayerRecord, Store, now_ms
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,8 @@ class RegistrySettings(BaseModel):
     """Seconds a player has to answer INFO."""
     suspend_after: int = Field(default=5, ge=0)
     """Failed pings in a row that suspend a player (0: never)."""
+    fresh_seconds: float = Field(default=10.0, ge=0)
+    """Before a match, a player that answered a ping this recently is not pinged again."""
 
 
 class Registry:
@@ -89,12 +91,21 @@ class Registry:
         """Ping a match's players; why the match cannot start, or ``None`` when it can.
 
         A suspended or unreachable player keeps the match from starting; a player that
-        says it is busy is still invited (it may be busy with this very server).
+        says it is busy is still invited (it may be busy with this very server).  A
+        player that answered a ping in the last ``fresh_seconds`` is not pinged again.
         """
         for player in players:
             if player.suspended:
                 return f"player {player.name} is suspended: {player.suspended_reason}"
-        checked = await asyncio.gather(*(self.ping(player) for player in players))
+        now = now_ms()
+        stale = [
+            player
+            for player in players
+            if player.status not in (PlayerStatus.AVAILABLE.value, PlayerStatus.BUSY.value)
+            or player.last_ping_at is None
+            or now - player.last_ping_at > self.settings.fresh_seconds * 1000
+        ]
+        checked = await asyncio.gather(*(self.ping(player) for player in stale))
         for player in checked:
             if player.status == PlayerStatus.UNREACHABLE.value:
                 return f"player {player.name} did not answer INFO"

@@ -60,6 +60,13 @@ async def test_matches_queued_through_the_api_end_with_signed_logs(
             assert steps >= 5 and len(record["states"]) == steps + 1
         listed = await (await client.get("/api/matches", params={"player": "rnd"})).json()
         assert {match["id"] for match in listed} == set(ids)
+        # each player takes one match at a time (max_matches 1), though two could run
+        first, second = sorted(listed, key=lambda match: match["started_at"])
+        assert first["finished_at"] <= second["started_at"]
+        # pinged before its first match: status, latency and history are kept
+        player = await (await client.get("/api/players/rnd")).json()
+        assert player["status"] == "available" and player["latency_ms"] is not None
+        assert player["pings"] and player["pings"][0]["status"] == "available"
         # the log served is byte-for-byte what `ggp verify` and `ggp replay --check` accept
         path = tmp_path / "log.json"
         path.write_text(text, encoding="utf-8")
