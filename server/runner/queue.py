@@ -386,7 +386,15 @@ class QueueRunner:
             observers=[observer, self.metrics.watcher()],
         )
         self.running[match.id] = runner
-        record = await runner.run()
+        # The match runs in a task of its own, so that aborting it never cancels this one.
+        playing = asyncio.create_task(runner.run(), name=f"play {match.id}")
+        try:
+            record = await playing
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not playing.cancelled() or (current is not None and current.cancelling()):
+                raise
+            record = runner.record  # aborted just as it ended: keep what was played
         await self._save_end(match, record, observer.error)
 
     async def _save_end(
