@@ -71,10 +71,11 @@ class PlayerDetail(PlayerRecord):
 
 
 class GameCreate(_Body):
-    """Upload a game's rules in GDL (KIF)."""
+    """Upload a game's rules in GDL (KIF), or name a ggp.org-style repository URL to fetch."""
 
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]{0,99}$")
-    rules: str = Field(min_length=1, max_length=1_000_000)
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z][A-Za-z0-9_\-]{0,99}$")
+    rules: str | None = Field(default=None, min_length=1, max_length=1_000_000)
+    url: str | None = Field(default=None, max_length=2000, description="A repository game URL.")
     title: str = Field(default="", max_length=200)
 
 

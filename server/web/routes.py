@@ -16,6 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 
 from server.errors import Forbidden, InvalidInput, Missing
+from server.games.repository import GameFetchError, fetch_game
 from server.library import GameRejected, upload_game
 from server.match import PlayerAddress
 from server.runner import MatchRequest, queue_match, rebuild_record
@@ -176,13 +177,29 @@ class Api:
     async def create_game(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)
         body = await read_body(request, models.GameCreate)
+        if (body.rules is None) == (body.url is None):
+            raise InvalidInput(
+                "give either rules (GDL text) or url (a repository game)", field="rules"
+            )
+        if body.rules is not None and body.name is None:
+            raise InvalidInput("a game uploaded as rules needs a name", field="name")
+        name, rules, title, source = body.name, body.rules, body.title, "upload"
+        if body.url is not None:
+            try:
+                fetched = await fetch_game(body.url)
+            except GameFetchError as error:
+                raise InvalidInput(str(error), field="url") from error
+            name, rules = name or fetched.name, fetched.rules_text
+            title, source = title or fetched.title, fetched.source_url
+        assert name is not None and rules is not None
         try:
             game = await upload_game(
                 self.store,
                 self.service.executor,
-                name=body.name,
-                rules=body.rules,
-                title=body.title,
+                name=name,
+                rules=rules,
+                title=title,
+                source=source,
             )
         except GameRejected as error:
             return error_response(

@@ -152,3 +152,31 @@ async def test_health_metrics_openapi_and_home(api: tuple[Service, TestClient]) 
     assert {"game", "players", "startclock", "playclock"} <= set(schema["properties"])
     page = await (await client.get("/")).text()
     assert "GGP match server" in page
+
+
+async def test_a_game_is_fetched_from_a_repository_url(api: tuple[Service, TestClient]) -> None:
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    repository = web.Application()
+    metadata = {"gameName": "tinyRepo", "rulesheet": "tinyRepo.kif", "roleNames": ["a", "b"]}
+
+    async def describe(_: web.Request) -> web.Response:
+        return web.json_response(metadata)
+
+    async def rules(_: web.Request) -> web.Response:
+        return web.Response(text=TINY_GAME)
+
+    repository.router.add_get("/games/tinyRepo/METADATA", describe)
+    repository.router.add_get("/games/tinyRepo/tinyRepo.kif", rules)
+
+    async with TestServer(repository, host="127.0.0.1") as server:
+        _, client = api
+        url = str(server.make_url("/games/tinyRepo/"))
+        status, game = await post(client, "/api/games", {"url": url})
+        assert status == 201, game
+        assert (game["name"], game["source"], game["rules_text"]) == ("tinyRepo", url, TINY_GAME)
+        status, error = await post(client, "/api/games", {"url": str(server.make_url("/none/"))})
+        assert status == 400 and error["error"]["field"] == "url"
+        status, error = await post(client, "/api/games", {"name": "x"})
+        assert status == 400 and error["error"]["field"] == "rules"
