@@ -40,6 +40,7 @@ class Registry:
         self.store = store
         self.settings = settings or RegistrySettings()
         self._task: asyncio.Task[None] | None = None
+        self._in_flight: dict[str, asyncio.Task[PlayerRecord]] = {}
 
     async def start(self) -> None:
         """Start the scheduled pings."""
@@ -87,6 +88,15 @@ class Registry:
             suspend_after=self.settings.suspend_after,
         )
 
+    async def _shared_ping(self, player: PlayerRecord) -> PlayerRecord:
+        """One ping per player at a time: matches starting together share its answer."""
+        task = self._in_flight.get(player.name)
+        if task is None:
+            task = asyncio.create_task(self.ping(player))
+            self._in_flight[player.name] = task
+            task.add_done_callback(lambda _: self._in_flight.pop(player.name, None))
+        return await asyncio.shield(task)
+
     async def check_before_match(self, players: Sequence[PlayerRecord]) -> str | None:
         """Ping a match's players; why the match cannot start, or ``None`` when it can.
 
@@ -105,7 +115,7 @@ class Registry:
             or player.last_ping_at is None
             or now - player.last_ping_at > self.settings.fresh_seconds * 1000
         ]
-        checked = await asyncio.gather(*(self.ping(player) for player in stale))
+        checked = await asyncio.gather(*(self._shared_ping(player) for player in stale))
         for player in checked:
             if player.status == PlayerStatus.UNREACHABLE.value:
                 return f"player {player.name} did not answer INFO"
