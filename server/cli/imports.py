@@ -85,6 +85,10 @@ async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted:
                 print(f"line {item.line}: refused: {item.message}")
                 refused += 1
                 continue
+            if item.match_id is None:
+                print(f"line {item.line}: refused: the record has no matchId")
+                refused += 1
+                continue
             verdict = verify_entry(item, trusted_key=trusted)  # type: ignore[arg-type]
             replay = await asyncio.to_thread(_replay_verdict, item.data)
             if verdict.signature == "invalid" or (

@@ -190,7 +190,7 @@ class Api:
             except GameFetchError as error:
                 raise InvalidInput(str(error), field="url") from error
             name, rules = name or fetched.name, fetched.rules_text
-            title, source = title or fetched.title, fetched.source_url
+            title, source = title or fetched.title or "", fetched.source_url
         assert name is not None and rules is not None
         try:
             game = await upload_game(
