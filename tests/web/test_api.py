@@ -167,7 +167,7 @@ async def test_a_game_is_fetched_from_a_repository_url(api: tuple[Service, TestC
     async def rules(_: web.Request) -> web.Response:
         return web.Response(text=TINY_GAME)
 
-    repository.router.add_get("/games/tinyRepo/METADATA", describe)
+    repository.router.add_get("/games/tinyRepo/", describe)  # the METADATA, as ggp.org serves it
     repository.router.add_get("/games/tinyRepo/tinyRepo.kif", rules)
 
     async with TestServer(repository, host="127.0.0.1") as server:
