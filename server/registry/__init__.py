@@ -41,24 +41,32 @@ class Registry:
         self.settings = settings or RegistrySettings()
         self._task: asyncio.Task[None] | None = None
         self._in_flight: dict[str, asyncio.Task[PlayerRecord]] = {}
+        self._stop = asyncio.Event()
 
     async def start(self) -> None:
         """Start the scheduled pings."""
+        self._stop.clear()
         self._task = asyncio.create_task(self._loop(), name="player-pings")
 
     async def close(self) -> None:
+        """Stop the pings after the round in flight (never mid-write)."""
+        self._stop.set()
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), 10)
+            except TimeoutError:
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._task
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stop.is_set():
             try:
                 await self.ping_all()
             except Exception:
                 log.exception("a round of player pings failed")
-            await asyncio.sleep(self.settings.ping_seconds)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.settings.ping_seconds)
 
     async def ping_all(self) -> list[PlayerRecord]:
         """Ping every player that is not suspended, all at once."""

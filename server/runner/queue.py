@@ -183,10 +183,14 @@ class QueueRunner:
     async def close(self) -> None:
         """Stop taking matches; abort the running ones (ABORT to their players)."""
         self._closing = True
+        self._wake.set()
         if self._loop_task is not None:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
+            try:  # let the pass in flight finish rather than cancel it mid-write
+                await asyncio.wait_for(asyncio.shield(self._loop_task), 10)
+            except TimeoutError:
+                self._loop_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._loop_task
         for match_id, task in list(self._tasks.items()):
             runner = self.running.get(match_id)
             if runner is not None:
@@ -287,6 +291,8 @@ class QueueRunner:
             except Exception:
                 log.exception("reading the match queue failed; trying again")
             self._wake.clear()
+            if self._closing:
+                break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.settings.poll_seconds)
             await asyncio.sleep(TAKE_INTERVAL)  # many wake-ups in a burst make one pass
@@ -302,7 +308,7 @@ class QueueRunner:
             return
         registered = {player.name: player for player in await self.store.list_players()}
         for match in queued:
-            if free <= 0:
+            if free <= 0 or self._closing:
                 break
             names = [name for name in match.players if name]
             missing = [name for name in names if name not in registered]

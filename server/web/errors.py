@@ -24,6 +24,9 @@ from server.errors import (
 
 log = logging.getLogger(__name__)
 
+MAX_BODY = web.AppKey("max_body", int)
+"""The application's body size cap, for the 413 message."""
+
 STATUSES: tuple[tuple[type[GgpError], int], ...] = (
     (InvalidInput, 400),
     (Unauthenticated, 401),
@@ -69,15 +72,14 @@ def status_of(error: GgpError) -> int:
     return 400
 
 
-def validation_response(error: ValidationError, prefix: str = "") -> web.Response:
-    """A pydantic error as a 400 naming the first field at fault."""
+def validation_response(error: ValidationError) -> web.Response:
+    """A pydantic error as a 400 naming the first field at fault (``body`` for the whole)."""
     problems = error.errors(include_url=False, include_context=False, include_input=False)
     first = problems[0]
-    field = ".".join(str(part) for part in first["loc"]) or prefix or "body"
-    if prefix and field != prefix:
-        field = f"{prefix}.{field}" if not field.startswith(prefix) else field
+    field = ".".join(str(part) for part in first["loc"]) or "body"
     details: list[dict[str, object]] = [
-        {"field": ".".join(str(part) for part in p["loc"]), "message": p["msg"]} for p in problems
+        {"field": ".".join(str(part) for part in p["loc"]) or "body", "message": p["msg"]}
+        for p in problems
     ]
     return error_response(400, f"{field}: {first['msg']}", field, details)
 
@@ -105,6 +107,3 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except Exception:
         log.exception("%s %s failed", request.method, request.path)
         return error_response(500, "the server failed; the error is in its log")
-
-
-MAX_BODY = web.AppKey("max_body", int)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.match import PlayerAddress
@@ -138,12 +136,6 @@ class Health(BaseModel):
     database: bool
     runner: bool
     registry: bool
-
-
-class Listing(BaseModel):
-    """A list answer."""
-
-    items: list[Any]
 
 
 def match_answer(match: MatchRow) -> MatchAnswer:

@@ -56,7 +56,7 @@ def answer(model: BaseModel | list[Any], status: int = 200) -> web.Response:
         data: Any = [item.model_dump(mode="json") for item in model]
     else:
         data = model.model_dump(mode="json")
-    return web.json_response(data, status=status, dumps=lambda value: json.dumps(value))
+    return web.json_response(data, status=status)
 
 
 async def read_body(request: web.Request, model: type[Body]) -> Body:
