@@ -13,13 +13,13 @@ COPY server ./server
 COPY players ./players
 RUN pip install . \
     && useradd --create-home --uid 10001 ggp \
-    && mkdir -p /var/lib/ggp/matches /var/lib/ggp/keys \
+    && mkdir -p /var/lib/ggp/matches /var/lib/ggp/keys /var/lib/ggp/data \
     && chown -R ggp:ggp /var/lib/ggp
 
 USER ggp
 WORKDIR /home/ggp
-# Match logs and the host's signing key; a named volume mounted on either starts out
-# owned by the ggp user.
-VOLUME ["/var/lib/ggp/matches", "/var/lib/ggp/keys"]
+# Match logs, the host's signing key and the service's data folder; a named volume mounted
+# on any of them starts out owned by the ggp user.
+VOLUME ["/var/lib/ggp/matches", "/var/lib/ggp/keys", "/var/lib/ggp/data"]
 
 CMD ["ggp", "--help"]

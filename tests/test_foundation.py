@@ -169,11 +169,12 @@ def test_readme_setup_commands_use_only_the_repository_venv() -> None:
             assert argv[0].startswith(".venv/bin/"), argv
 
 
-def test_readme_first_command_installs_and_plays_a_match() -> None:
-    install, play = chain(readme_setup_commands()[0])[1:]
+def test_readme_first_command_installs_and_serves_the_demo() -> None:
+    install, serve = chain(readme_setup_commands()[0])[1:]
     assert install == [".venv/bin/pip", "install", "-e", "."]
-    assert play[0] == ".venv/bin/ggp"
-    assert parse_ggp(["ggp", *play[1:]]).command == "match"
+    assert serve[0] == ".venv/bin/ggp"
+    args = parse_ggp(["ggp", *serve[1:]])
+    assert args.command == "serve" and args.demo
 
 
 def test_readme_second_command_installs_the_test_extra_and_runs_pytest() -> None:
@@ -309,10 +310,27 @@ def test_database_publishes_its_port_and_keeps_its_data_in_a_volume() -> None:
     assert "/var/lib/postgresql/data" in volume_mounts(database)
 
 
-def test_server_writes_match_logs_into_a_volume() -> None:
+def test_server_serves_the_api_on_its_published_port_and_probes_its_health() -> None:
     args = service_command("server")
-    assert args.command == "match"
-    assert str(args.out) in volume_mounts(services()["server"])
+    assert args.command == "serve" and args.host in ("0.0.0.0", "::")
+    server = services()["server"]
+    assert container_ports(server) == {args.port}
+    probe = " ".join(server["healthcheck"]["test"])
+    assert f"localhost:{args.port}/api/health" in probe
+
+
+def test_server_keeps_its_data_folder_in_a_volume() -> None:
+    args = service_command("server")
+    assert str(args.data) in volume_mounts(services()["server"])
+
+
+def test_the_schema_is_upgraded_before_the_server_starts() -> None:
+    migrate = service_command("migrate")
+    assert (migrate.command, migrate.action) == ("db", "upgrade")
+    server = services()["server"]
+    assert server["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    url = services()["migrate"]["environment"]["GGP_DATABASE_URL"]
+    assert url == server["environment"]["GGP_DATABASE_URL"]
 
 
 def test_server_keeps_its_signing_key_in_a_volume() -> None:
@@ -321,14 +339,10 @@ def test_server_keeps_its_signing_key_in_a_volume() -> None:
     assert str(key.parent) in volume_mounts(server)
 
 
-def test_server_waits_for_the_healthy_players_it_invites() -> None:
+def test_server_waits_for_the_healthy_players_beside_it() -> None:
     server = services()["server"]
-    invited = [urlsplit(arg) for arg in server["command"] if arg.startswith("http")]
-    assert len(invited) >= 2
-    for url in invited:
-        assert url.hostname in player_services(), url.geturl()
-        assert url.port == service_command(url.hostname).port, url.geturl()
-        assert server["depends_on"][url.hostname]["condition"] == "service_healthy"
+    for name in player_services():
+        assert server["depends_on"][name]["condition"] == "service_healthy", name
 
 
 def test_server_is_pointed_at_the_database() -> None:

@@ -1,0 +1,190 @@
+"""The hosting service under load: many short matches queued through its REST API.
+
+Starts two random-player processes (each takes any number of matches at once),
+starts a real ``Service`` (SQLite in a temporary folder, or ``--database URL``) on a
+loopback port, registers the players, queues ``--matches`` matches of ``--game``
+through ``POST /api/matches`` and waits until every one has ended.  Every step is
+written to the database and every log signed, as in production.  Prints one row:
+
+- matches per minute and steps per second over the whole run;
+- the server's CPU time per step (this process: API, queue, rules, store, signing);
+- the peak number of matches running at once, and the missed deadlines (player
+  replies recorded as timeouts; 0 when the server kept up).
+
+Usage: ``python benchmarks/serve_throughput.py [--database URL] [--game NAME]
+[--matches N] [--concurrency C] [--playclock S]``; ``--list-columns`` prints the
+column names, one per line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+COLUMNS = (
+    "database",
+    "game",
+    "matches",
+    "concurrency",
+    "steps",
+    "wall_s",
+    "matches_per_minute",
+    "steps_per_second",
+    "cpu_ms_per_step",
+    "peak_running",
+    "missed_deadlines",
+)
+TOKEN = "benchmark-token"
+
+
+async def serve_random_player(seed: int) -> None:
+    """The player process: a random player taking any number of matches at once."""
+    from players.agent import PlayerAgent
+    from players.registry import create_player
+    from players.serve import running
+
+    agent = PlayerAgent(create_player("random", seed=seed), max_matches=1_000_000)
+    async with running(agent, "127.0.0.1", 0) as url:
+        print(f"listening on {url}", flush=True)
+        await asyncio.Event().wait()
+
+
+@contextlib.asynccontextmanager
+async def player_process(seed: int) -> AsyncIterator[str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--serve-player", str(seed), stdout=asyncio.subprocess.PIPE
+    )
+    assert process.stdout is not None
+    try:
+        line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
+        if not line.startswith("listening on "):
+            raise RuntimeError(f"the player process did not start: {line!r}")
+        yield line.split()[-1]
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+async def benchmark(args: argparse.Namespace) -> dict[str, object]:
+    import aiohttp
+    from aiohttp import web
+
+    from server.store import MatchStatus, Store
+    from server.web import Service, ServiceSettings
+
+    folder = Path(tempfile.mkdtemp(prefix="ggp-serve-bench-"))
+    url = args.database or f"sqlite:///{folder / 'ggp.db'}"
+    store = Store(url)
+    await store.open(upgrade=True)
+    await store.close()
+    service = Service(
+        ServiceSettings(
+            data_dir=folder,
+            database_url=url,
+            admin_token=TOKEN,
+            concurrency=args.concurrency,
+            poll_seconds=0.05,
+            ping_seconds=3600,
+        )
+    )
+    await service.start()
+    runner = web.AppRunner(service.app(), access_log=None, shutdown_timeout=1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    base = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    metrics = service.metrics
+    peak = 0
+    try:
+        async with (
+            player_process(1) as first,
+            player_process(2) as second,
+            aiohttp.ClientSession(headers=headers) as session,
+        ):
+            for name, player_url in (("p1", first), ("p2", second)):
+                body = {"name": name, "url": player_url, "max_matches": 1000}
+                async with session.post(f"{base}/api/players", json=body) as response:
+                    assert response.status == 201, await response.text()
+            cpu_started = time.process_time()
+            wall_started = time.monotonic()
+            for _ in range(args.matches):
+                body = {
+                    "game": args.game,
+                    "players": ["p1", "p2"],
+                    "startclock": args.startclock,
+                    "playclock": args.playclock,
+                    "seed": 1,
+                }
+                async with session.post(f"{base}/api/matches", json=body) as response:
+                    assert response.status == 201, await response.text()
+            while True:
+                counts = await service.store.count_matches()
+                peak = max(peak, len(service.runner.running))
+                if counts["finished"] + counts["aborted"] >= args.matches:  # type: ignore[index]
+                    break
+                await asyncio.sleep(0.5)
+            wall = time.monotonic() - wall_started
+            cpu = time.process_time() - cpu_started
+            counts = await service.store.count_matches()
+            for match in await service.store.list_matches(status=MatchStatus.ABORTED):
+                print(
+                    f"aborted {match.id}: {match.end_reason} {match.end_message}", file=sys.stderr
+                )
+    finally:
+        await runner.cleanup()
+        await service.close()
+    sample = metrics.registry.get_sample_value
+    steps = int(sample("ggp_step_seconds_count") or 0)
+    missed = int(sample("ggp_player_errors_total", {"code": "TO"}) or 0)
+    return {
+        "database": "postgresql" if url.startswith("postgres") else "sqlite",
+        "game": args.game,
+        "matches": f"{counts['finished']}/{args.matches}",  # type: ignore[index]
+        "concurrency": args.concurrency,
+        "steps": steps,
+        "wall_s": f"{wall:.1f}",
+        "matches_per_minute": f"{60 * args.matches / wall:.0f}",
+        "steps_per_second": f"{steps / wall:.0f}",
+        "cpu_ms_per_step": f"{1000 * cpu / max(steps, 1):.2f}",
+        "peak_running": peak,
+        "missed_deadlines": missed,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database", metavar="URL", help="default: SQLite in a temporary folder")
+    parser.add_argument("--game", default="tictactoex9")
+    parser.add_argument("--matches", type=int, default=100)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--startclock", type=int, default=10)
+    parser.add_argument("--playclock", type=int, default=5)
+    parser.add_argument("--list-columns", action="store_true", help="print the column names")
+    parser.add_argument("--serve-player", type=int, metavar="SEED", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.list_columns:
+        print("\n".join(COLUMNS))
+        return 0
+    if args.serve_player is not None:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_random_player(args.serve_player))
+        return 0
+    row = asyncio.run(benchmark(args))
+    widths = [max(len(name), len(str(row[name]))) for name in COLUMNS]
+    print("  ".join(name.ljust(width) for name, width in zip(COLUMNS, widths, strict=True)))
+    print(
+        "  ".join(str(row[name]).ljust(width) for name, width in zip(COLUMNS, widths, strict=True))
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""The one storage interface of the service: SQLAlchemy Core, Alembic migrations.
+
+SQLite by default (``sqlite:///FILE``), PostgreSQL by URL (``postgresql://...``).
+Nothing above this package writes SQL.
+"""
+
+from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
+from .records import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord, StepRow
+from .store import Store, hash_token, now_ms, rules_hash
+from .urls import async_url, is_sqlite, redacted, sqlite_url
+
+__all__ = [
+    "Conflict",
+    "GameRecord",
+    "MatchRow",
+    "MatchStatus",
+    "NotFound",
+    "PingRecord",
+    "PlayerRecord",
+    "SchemaOutOfDate",
+    "StepRow",
+    "Store",
+    "StoreClosed",
+    "StoreError",
+    "async_url",
+    "hash_token",
+    "is_sqlite",
+    "now_ms",
+    "redacted",
+    "rules_hash",
+    "sqlite_url",
+]

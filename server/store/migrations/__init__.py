@@ -1,0 +1,1 @@
+"""Alembic migrations of the store (env.py and versions/)."""

@@ -1,0 +1,636 @@
+"""The one storage interface: players, owners, games, matches, steps and the audit trail.
+
+>>> store = Store("sqlite:///ggp.db")          # doctest: +SKIP
+>>> await store.open(upgrade=True)             # doctest: +SKIP
+>>> await store.add_player("random", "http://127.0.0.1:9147/")  # doctest: +SKIP
+
+SQLAlchemy Core over its async engine (aiosqlite or psycopg 3); every method returns
+pydantic records.  On SQLite, writes go through one lock (SQLite has one writer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import secrets
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import event, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from . import migrate
+from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed
+from .records import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord, StepRow
+from .tables import (
+    audit,
+    games,
+    match_players,
+    match_steps,
+    matches,
+    owners,
+    player_pings,
+    players,
+)
+from .urls import async_url
+
+PLAYER_FIELDS = ("url", "owner", "contact", "notes", "max_matches", "suspended", "suspended_reason")
+"""Player fields a caller may change."""
+
+
+def now_ms() -> int:
+    """Epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+def hash_token(token: str) -> str:
+    """How a bearer token is kept: its SHA-256, never the token itself."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def rules_hash(text: str) -> str:
+    """The SHA-256 of a game's rules text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+class Store:
+    """An open database of the service; call :meth:`open` first and :meth:`close` at the end."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.driver_url = async_url(url)
+        self.is_sqlite = self.driver_url.startswith("sqlite")
+        self._engine: AsyncEngine | None = None
+        self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        self._pending_steps: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._step_writer: asyncio.Task[None] | None = None
+
+    # -- life cycle ------------------------------------------------------------------
+
+    async def open(self, *, upgrade: bool = False) -> None:
+        """Connect; with ``upgrade`` bring the schema to the latest revision, else require it.
+
+        Raises :class:`SchemaOutOfDate` when the schema is behind and ``upgrade`` is false.
+        """
+        if self._engine is not None:
+            return
+        options: dict[str, Any] = {}
+        if self.is_sqlite:
+            options.update(pool_size=2, max_overflow=2)  # one thread per connection
+        else:
+            options.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
+        engine = create_async_engine(self.driver_url, **options)
+        if self.is_sqlite:
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        self._engine = engine
+        try:
+            if upgrade:
+                await self.upgrade()
+            else:
+                current, head = await self.revision()
+                if current != head:
+                    raise SchemaOutOfDate(
+                        f"the database is at schema revision {current or 'none'}, not {head}; "
+                        "run `ggp db upgrade`"
+                    )
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        """Release every connection; the store can be opened again."""
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            await engine.dispose()
+
+    @property
+    def engine(self) -> AsyncEngine:
+        if self._engine is None:
+            raise StoreClosed("the store is not open")
+        return self._engine
+
+    async def upgrade(self) -> None:
+        """Apply every migration the database lacks."""
+        async with self._writing() as connection:
+            await connection.run_sync(migrate.upgrade)
+
+    async def revision(self) -> tuple[str | None, str]:
+        """(the database's schema revision, the latest one)."""
+        async with self.engine.connect() as connection:
+            current = await connection.run_sync(migrate.current_revision)
+        return current, migrate.head_revision()
+
+    async def ping(self) -> bool:
+        """True when the database answers a trivial query."""
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execute(select(1))
+        except Exception:
+            return False
+        return True
+
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncConnection]:
+        """One write transaction (serialised on SQLite)."""
+        lock = self._write_lock or contextlib.nullcontext()
+        async with lock, self.engine.begin() as connection:
+            yield connection
+
+    @contextlib.asynccontextmanager
+    async def _reading(self) -> AsyncIterator[AsyncConnection]:
+        async with self.engine.connect() as connection:
+            yield connection
+
+    # -- audit -----------------------------------------------------------------------
+
+    async def add_audit(
+        self, actor: str, action: str, target: str, detail: Mapping[str, Any] | None = None
+    ) -> None:
+        """Keep a line of the audit trail: who did what to which thing."""
+        async with self._writing() as connection:
+            await connection.execute(
+                insert(audit).values(
+                    at=now_ms(),
+                    actor=actor,
+                    action=action,
+                    target=target,
+                    detail=dict(detail) if detail else None,
+                )
+            )
+
+    async def audit_trail(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The latest lines of the audit trail, newest first."""
+        async with self._reading() as connection:
+            rows = await connection.execute(select(audit).order_by(audit.c.id.desc()).limit(limit))
+            return [dict(row._mapping) for row in rows]
+
+    # -- owners ----------------------------------------------------------------------
+
+    async def create_owner(self, name: str) -> str:
+        """Register an owner; returns its new bearer token (kept only as a hash)."""
+        token = secrets.token_urlsafe(24)
+        try:
+            async with self._writing() as connection:
+                await connection.execute(
+                    insert(owners).values(
+                        name=name, token_hash=hash_token(token), created_at=now_ms()
+                    )
+                )
+        except IntegrityError as error:
+            raise Conflict(f"the owner {name!r} exists already") from error
+        return token
+
+    async def owner_exists(self, name: str) -> bool:
+        async with self._reading() as connection:
+            found = await connection.scalar(select(owners.c.name).where(owners.c.name == name))
+        return found is not None
+
+    async def owner_for_token(self, token: str) -> str | None:
+        """The owner whose token this is, or ``None``."""
+        async with self._reading() as connection:
+            return await connection.scalar(
+                select(owners.c.name).where(owners.c.token_hash == hash_token(token))
+            )
+
+    # -- players ---------------------------------------------------------------------
+
+    async def add_player(
+        self,
+        name: str,
+        url: str,
+        *,
+        owner: str | None = None,
+        contact: str = "",
+        notes: str = "",
+        max_matches: int = 1,
+    ) -> PlayerRecord:
+        """Register a player; :class:`Conflict` when the name is taken."""
+        try:
+            async with self._writing() as connection:
+                await connection.execute(
+                    insert(players).values(
+                        name=name,
+                        url=url,
+                        owner=owner,
+                        contact=contact,
+                        notes=notes,
+                        status="unknown",
+                        failures=0,
+                        suspended=False,
+                        max_matches=max_matches,
+                        created_at=now_ms(),
+                    )
+                )
+        except IntegrityError as error:
+            raise Conflict(f"a player named {name!r} exists already") from error
+        return await self.get_player(name)
+
+    async def get_player(self, name: str) -> PlayerRecord:
+        async with self._reading() as connection:
+            row = (await connection.execute(select(players).where(players.c.name == name))).first()
+        if row is None:
+            raise NotFound(f"no player named {name!r}")
+        return PlayerRecord.model_validate(dict(row._mapping))
+
+    async def list_players(self) -> list[PlayerRecord]:
+        async with self._reading() as connection:
+            rows = await connection.execute(select(players).order_by(players.c.name))
+            return [PlayerRecord.model_validate(dict(row._mapping)) for row in rows]
+
+    async def update_player(self, name: str, changes: Mapping[str, Any]) -> PlayerRecord:
+        """Change some of :data:`PLAYER_FIELDS`; :class:`NotFound` for an unknown player."""
+        values = {key: value for key, value in changes.items() if key in PLAYER_FIELDS}
+        if values.get("suspended") is False:
+            values.update(suspended_reason=None, failures=0)
+        if values:
+            async with self._writing() as connection:
+                result = await connection.execute(
+                    update(players).where(players.c.name == name).values(**values)
+                )
+            if result.rowcount == 0:
+                raise NotFound(f"no player named {name!r}")
+        return await self.get_player(name)
+
+    async def delete_player(self, name: str) -> None:
+        """Forget a player and its ping history (its past matches keep its name)."""
+        async with self._writing() as connection:
+            await connection.execute(player_pings.delete().where(player_pings.c.player == name))
+            result = await connection.execute(players.delete().where(players.c.name == name))
+        if result.rowcount == 0:
+            raise NotFound(f"no player named {name!r}")
+
+    async def record_ping(
+        self,
+        name: str,
+        *,
+        status: str,
+        latency_ms: int | None,
+        message: str,
+        reply: str | None,
+        suspend_after: int,
+    ) -> PlayerRecord:
+        """Keep one ping in the history and the player's status; suspend after too many failures."""
+        at = now_ms()
+        failed = status == "unreachable"
+        async with self._writing() as connection:
+            failures = await connection.scalar(
+                select(players.c.failures).where(players.c.name == name)
+            )
+            if failures is None:
+                raise NotFound(f"no player named {name!r}")
+            failures = failures + 1 if failed else 0
+            values: dict[str, Any] = {
+                "status": status,
+                "last_ping_at": at,
+                "latency_ms": latency_ms,
+                "failures": failures,
+            }
+            if reply is not None:
+                values["last_reply"] = reply
+            if failed and suspend_after > 0 and failures >= suspend_after:
+                values.update(
+                    suspended=True,
+                    suspended_reason=f"{failures} failed pings in a row; last: {message}",
+                )
+            await connection.execute(update(players).where(players.c.name == name).values(values))
+            await connection.execute(
+                insert(player_pings).values(
+                    player=name, at=at, status=status, latency_ms=latency_ms, message=message
+                )
+            )
+        return await self.get_player(name)
+
+    async def ping_history(self, name: str, limit: int = 50) -> list[PingRecord]:
+        """The player's latest pings, newest first."""
+        async with self._reading() as connection:
+            rows = await connection.execute(
+                select(player_pings)
+                .where(player_pings.c.player == name)
+                .order_by(player_pings.c.id.desc())
+                .limit(limit)
+            )
+            return [PingRecord.model_validate(dict(row._mapping)) for row in rows]
+
+    # -- games -----------------------------------------------------------------------
+
+    async def add_game_version(
+        self,
+        name: str,
+        rules_text: str,
+        *,
+        roles: Sequence[str],
+        title: str = "",
+        lint_report: Mapping[str, Any] | None = None,
+        source: str = "upload",
+        start_clock: int | None = None,
+        play_clock: int | None = None,
+    ) -> GameRecord:
+        """Keep the rules as the game's next version; the same rules again keep their version."""
+        digest = rules_hash(rules_text)
+        async with self._writing() as connection:
+            latest = (
+                await connection.execute(
+                    select(games.c.version, games.c.rules_hash)
+                    .where(games.c.name == name)
+                    .order_by(games.c.version.desc())
+                    .limit(1)
+                )
+            ).first()
+            if latest is not None and latest.rules_hash == digest:
+                version = latest.version
+            else:
+                version = 1 if latest is None else latest.version + 1
+                await connection.execute(
+                    insert(games).values(
+                        name=name,
+                        version=version,
+                        title=title,
+                        rules_text=rules_text,
+                        rules_hash=digest,
+                        roles=list(roles),
+                        lint_report=dict(lint_report) if lint_report is not None else None,
+                        source=source,
+                        start_clock=start_clock,
+                        play_clock=play_clock,
+                        created_at=now_ms(),
+                    )
+                )
+        return await self.get_game(name, version)
+
+    async def get_game(self, name: str, version: int | None = None) -> GameRecord:
+        """A version of a game (the latest by default); :class:`NotFound` otherwise."""
+        query = select(games).where(games.c.name == name)
+        if version is None:
+            query = query.order_by(games.c.version.desc()).limit(1)
+        else:
+            query = query.where(games.c.version == version)
+        async with self._reading() as connection:
+            row = (await connection.execute(query)).first()
+        if row is None:
+            suffix = "" if version is None else f" version {version}"
+            raise NotFound(f"no game named {name!r}{suffix}")
+        return GameRecord.model_validate(dict(row._mapping))
+
+    async def list_games(self) -> list[GameRecord]:
+        """The latest version of every game, by name."""
+        latest = (
+            select(games.c.name, func.max(games.c.version).label("version"))
+            .group_by(games.c.name)
+            .subquery()
+        )
+        query = (
+            select(games)
+            .join(latest, (games.c.name == latest.c.name) & (games.c.version == latest.c.version))
+            .order_by(games.c.name)
+        )
+        async with self._reading() as connection:
+            rows = await connection.execute(query)
+            return [GameRecord.model_validate(dict(row._mapping)) for row in rows]
+
+    # -- matches ---------------------------------------------------------------------
+
+    async def queue_match(
+        self,
+        match_id: str,
+        *,
+        game_name: str,
+        game_version: int,
+        players: Sequence[str | None],
+        start_clock: int,
+        play_clock: int,
+        policy: str,
+        config: Mapping[str, Any],
+        tournament_id: str | None = None,
+        requeued_from: str | None = None,
+    ) -> MatchRow:
+        """Record a new match as queued; it is kept from this moment on."""
+        try:
+            async with self._writing() as connection:
+                await connection.execute(
+                    insert(matches).values(
+                        id=match_id,
+                        game_name=game_name,
+                        game_version=game_version,
+                        status=MatchStatus.QUEUED.value,
+                        players=list(players),
+                        start_clock=start_clock,
+                        play_clock=play_clock,
+                        policy=policy,
+                        config=dict(config),
+                        tournament_id=tournament_id,
+                        requeued_from=requeued_from,
+                        queued_at=now_ms(),
+                    )
+                )
+                await connection.execute(
+                    insert(match_players),
+                    [
+                        {"match_id": match_id, "seat": seat, "player": player}
+                        for seat, player in enumerate(players)
+                    ],
+                )
+        except IntegrityError as error:
+            raise Conflict(f"a match with the id {match_id!r} exists already") from error
+        return await self.get_match(match_id)
+
+    async def get_match(self, match_id: str) -> MatchRow:
+        async with self._reading() as connection:
+            row = (
+                await connection.execute(select(matches).where(matches.c.id == match_id))
+            ).first()
+        if row is None:
+            raise NotFound(f"no match with the id {match_id!r}")
+        return MatchRow.model_validate(dict(row._mapping))
+
+    async def list_matches(
+        self,
+        *,
+        game: str | None = None,
+        player: str | None = None,
+        tournament: str | None = None,
+        status: MatchStatus | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        oldest_first: bool = False,
+    ) -> list[MatchRow]:
+        """Matches, newest first (or oldest first), filtered by any of the arguments."""
+        query = select(matches)
+        if game is not None:
+            query = query.where(matches.c.game_name == game)
+        if tournament is not None:
+            query = query.where(matches.c.tournament_id == tournament)
+        if status is not None:
+            query = query.where(matches.c.status == status.value)
+        if player is not None:
+            seated = select(match_players.c.match_id).where(match_players.c.player == player)
+            query = query.where(matches.c.id.in_(seated))
+        order = matches.c.queued_at.asc() if oldest_first else matches.c.queued_at.desc()
+        query = query.order_by(order, matches.c.id).limit(limit).offset(offset)
+        async with self._reading() as connection:
+            rows = await connection.execute(query)
+            return [MatchRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def count_matches(self) -> dict[MatchStatus, int]:
+        """How many matches are in each status."""
+        async with self._reading() as connection:
+            rows = await connection.execute(
+                select(matches.c.status, func.count()).group_by(matches.c.status)
+            )
+            counts = {MatchStatus(status): count for status, count in rows}
+        return {status: counts.get(status, 0) for status in MatchStatus}
+
+    async def claim_match(self, match_id: str) -> bool:
+        """Move a queued match to running; false when it was not queued any more."""
+        async with self._writing() as connection:
+            result = await connection.execute(
+                update(matches)
+                .where(matches.c.id == match_id, matches.c.status == MatchStatus.QUEUED.value)
+                .values(status=MatchStatus.RUNNING.value, started_at=now_ms())
+            )
+        return result.rowcount == 1
+
+    async def save_header(self, match_id: str, header: Mapping[str, Any]) -> None:
+        """Keep the match record's fields other than the per-step lists."""
+        async with self._writing() as connection:
+            await connection.execute(
+                update(matches).where(matches.c.id == match_id).values(header=dict(header))
+            )
+
+    async def add_step(self, match_id: str, step: StepRow) -> None:
+        """Keep one phase of a match: one row, whatever the step number.
+
+        Returns once the row is committed.  Rows of concurrent matches share one
+        transaction (group commit): a step costs one row, not one transaction.
+        """
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending_steps.append(({"match_id": match_id, **step.model_dump()}, future))
+        if self._step_writer is None or self._step_writer.done():
+            self._step_writer = asyncio.create_task(self._write_steps())
+        await future
+
+    async def _write_steps(self) -> None:
+        while self._pending_steps:
+            batch, self._pending_steps = self._pending_steps, []
+            try:
+                async with self._writing() as connection:
+                    await connection.execute(insert(match_steps), [row for row, _ in batch])
+            except Exception as error:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+            else:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
+
+    async def steps(self, match_id: str) -> list[StepRow]:
+        async with self._reading() as connection:
+            rows = await connection.execute(
+                select(match_steps)
+                .where(match_steps.c.match_id == match_id)
+                .order_by(match_steps.c.step)
+            )
+            return [StepRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def header(self, match_id: str) -> dict[str, Any] | None:
+        async with self._reading() as connection:
+            return await connection.scalar(select(matches.c.header).where(matches.c.id == match_id))
+
+    async def signed_record(self, match_id: str) -> str | None:
+        """The signed ggp.org JSON of an ended match, exactly as served."""
+        async with self._reading() as connection:
+            return await connection.scalar(
+                select(matches.c.signed_record).where(matches.c.id == match_id)
+            )
+
+    async def end_match(
+        self,
+        match_id: str,
+        *,
+        status: MatchStatus,
+        end_reason: str,
+        end_message: str | None = None,
+        goals: Sequence[int] | None = None,
+        signed_record: str | None = None,
+        only_if: Sequence[MatchStatus] = (MatchStatus.QUEUED, MatchStatus.RUNNING),
+    ) -> bool:
+        """Mark a match finished or aborted; never touches a match that already ended."""
+        async with self._writing() as connection:
+            result = await connection.execute(
+                update(matches)
+                .where(
+                    matches.c.id == match_id,
+                    matches.c.status.in_([state.value for state in only_if]),
+                )
+                .values(
+                    status=status.value,
+                    finished_at=now_ms(),
+                    end_reason=end_reason,
+                    end_message=end_message,
+                    goals=list(goals) if goals is not None else None,
+                    signed_record=signed_record,
+                )
+            )
+        return result.rowcount == 1
+
+    async def import_match(
+        self,
+        match_id: str,
+        *,
+        game_name: str,
+        game_version: int,
+        players: Sequence[str | None],
+        start_clock: int,
+        play_clock: int,
+        status: MatchStatus,
+        end_reason: str,
+        goals: Sequence[int] | None,
+        started_at: int | None,
+        log_text: str,
+        source: str,
+    ) -> MatchRow:
+        """Keep an ended match from an archive, its log exactly as given."""
+        try:
+            async with self._writing() as connection:
+                await connection.execute(
+                    insert(matches).values(
+                        id=match_id,
+                        game_name=game_name,
+                        game_version=game_version,
+                        status=status.value,
+                        players=list(players),
+                        start_clock=start_clock,
+                        play_clock=play_clock,
+                        policy="",
+                        config={"imported_from": source},
+                        queued_at=started_at or now_ms(),
+                        started_at=started_at,
+                        finished_at=now_ms(),
+                        end_reason=end_reason,
+                        goals=list(goals) if goals is not None else None,
+                        signed_record=log_text,
+                    )
+                )
+                if players:
+                    await connection.execute(
+                        insert(match_players),
+                        [
+                            {"match_id": match_id, "seat": seat, "player": player}
+                            for seat, player in enumerate(players)
+                        ],
+                    )
+        except IntegrityError as error:
+            raise Conflict(f"a match with the id {match_id!r} exists already") from error
+        return await self.get_match(match_id)

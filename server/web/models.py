@@ -1,0 +1,142 @@
+"""The API's bodies and answers, as pydantic models (their JSON Schemas feed /openapi.json)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from server.match import PlayerAddress
+from server.records import SubstitutePolicy
+from server.store import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$"
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _check_url(url: str) -> str:
+    try:
+        address = PlayerAddress.parse(url)
+    except ValueError as error:
+        raise ValueError(f"not a player URL: {error}") from None
+    if "://" not in url:
+        url = address.url
+    return url
+
+
+class PlayerCreate(_Body):
+    """Register a player."""
+
+    name: str = Field(pattern=NAME_PATTERN, description="Unique name of the player.")
+    url: str = Field(max_length=2000, description="Where the player listens (http://host:port/).")
+    owner: str | None = Field(
+        default=None,
+        pattern=NAME_PATTERN,
+        description="The owner (admin only; an owner's token registers for that owner).",
+    )
+    contact: str = Field(default="", max_length=500)
+    notes: str = Field(default="", max_length=5000)
+    max_matches: int = Field(default=1, ge=1, le=1000, description="Matches at once it accepts.")
+
+    _url = field_validator("url")(_check_url)
+
+
+class PlayerUpdate(_Body):
+    """Change a player; ``suspended: false`` reinstates a suspended player."""
+
+    url: str | None = Field(default=None, max_length=2000)
+    contact: str | None = Field(default=None, max_length=500)
+    notes: str | None = Field(default=None, max_length=5000)
+    max_matches: int | None = Field(default=None, ge=1, le=1000)
+    suspended: bool | None = None
+    suspended_reason: str | None = Field(default=None, max_length=500)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else _check_url(value)
+
+
+class PlayerAnswer(PlayerRecord):
+    """A player; ``owner_token`` only once, when registering created its owner."""
+
+    owner_token: str | None = None
+
+
+class PlayerDetail(PlayerRecord):
+    pings: list[PingRecord]
+
+
+class GameCreate(_Body):
+    """Upload a game's rules in GDL (KIF), or name a ggp.org-style repository URL to fetch."""
+
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z][A-Za-z0-9_\-]{0,99}$")
+    rules: str | None = Field(default=None, min_length=1, max_length=1_000_000)
+    url: str | None = Field(default=None, max_length=2000, description="A repository game URL.")
+    title: str = Field(default="", max_length=200)
+
+
+class GameSummary(BaseModel):
+    name: str
+    version: int
+    title: str
+    roles: list[str]
+    source: str
+    heavy: bool | None
+    created_at: int
+
+    @classmethod
+    def of(cls, game: GameRecord) -> GameSummary:
+        report = game.lint_report or {}
+        return cls(
+            name=game.name,
+            version=game.version,
+            title=game.title,
+            roles=game.roles,
+            source=game.source,
+            heavy=report.get("heavy"),
+            created_at=game.created_at,
+        )
+
+
+class GameDetail(GameRecord):
+    """A game with its exact rules and its lint report."""
+
+
+class MatchCreate(_Body):
+    """Queue a match; ``players`` are registered names in role order."""
+
+    game: str = Field(min_length=1, max_length=100)
+    players: list[str | None] = Field(min_length=1, max_length=100)
+    startclock: int = Field(default=10, ge=0, le=3600, description="Start clock, seconds.")
+    playclock: int = Field(default=5, ge=0, le=3600, description="Play clock, seconds.")
+    policy: SubstitutePolicy = SubstitutePolicy.RANDOM
+    step_limit: int | None = Field(default=None, ge=1, le=100_000)
+    seed: int | None = Field(default=None, ge=0, le=2**48)
+    scramble: bool = False
+    tournament: str | None = Field(default=None, pattern=NAME_PATTERN)
+
+
+class MatchAnswer(MatchRow):
+    log_url: str
+
+
+class MatchFilters(_Body):
+    game: str | None = None
+    player: str | None = None
+    tournament: str | None = None
+    status: MatchStatus | None = None
+    limit: int = Field(default=100, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+class Health(BaseModel):
+    ok: bool
+    database: bool
+    runner: bool
+    registry: bool
+
+
+def match_answer(match: MatchRow) -> MatchAnswer:
+    return MatchAnswer(**match.model_dump(), log_url=f"/api/matches/{match.id}/log")

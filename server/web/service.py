@@ -1,0 +1,121 @@
+"""The hosting service as one object: settings, store, host key, registry and runner.
+
+>>> service = Service(ServiceSettings(data_dir=Path("data")))  # doctest: +SKIP
+>>> await service.start()     # opens (and on first start creates) the database
+>>> app = service.app()       # the aiohttp application
+>>> await service.close()
+
+The CLI only builds it; tests build it too and serve ``app()`` with aiohttp's test server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+from aiohttp import web
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from server.library import seed_bundled_games
+from server.records.signing import load_or_create_host_key
+from server.registry import Registry, RegistrySettings
+from server.runner import QueueRunner, RunnerMetrics, RunnerSettings
+from server.store import Store
+
+from .auth import admin_token_hash
+from .settings import ServiceSettings
+
+log = logging.getLogger(__name__)
+
+
+class Service:
+    """Everything the service runs; :meth:`start` and :meth:`close` bracket its life."""
+
+    def __init__(self, settings: ServiceSettings) -> None:
+        self.settings = settings
+        self.store = Store(settings.effective_database_url)
+        self.metrics = RunnerMetrics()
+        self.registry = Registry(
+            self.store,
+            RegistrySettings(
+                ping_seconds=settings.ping_seconds, suspend_after=settings.suspend_after
+            ),
+        )
+        self._key: Ed25519PrivateKey | None = None
+        self._runner: QueueRunner | None = None
+        self.admin_hash = ""
+        self.generated_admin_token: str | None = None
+        """The admin token made on this start (print it once), if one was made."""
+        self.executor: ProcessPoolExecutor | None = None
+        self.extra_cleanup = contextlib.AsyncExitStack()
+        self.started = False
+
+    @property
+    def key(self) -> Ed25519PrivateKey:
+        if self._key is None:
+            raise RuntimeError("the service is not started")
+        return self._key
+
+    @property
+    def runner(self) -> QueueRunner:
+        if self._runner is None:
+            raise RuntimeError("the service is not started")
+        return self._runner
+
+    async def start(self) -> None:
+        """Open the database (the embedded one is created and upgraded), then start work.
+
+        Raises :class:`server.store.SchemaOutOfDate` for a database given by URL that is
+        not at the latest revision.  Idempotent.
+        """
+        if self.started:
+            return
+        settings = self.settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self._key = load_or_create_host_key(settings.key_path)
+        self.admin_hash, self.generated_admin_token = admin_token_hash(
+            settings.data_dir, settings.admin_token
+        )
+        await self.store.open(upgrade=settings.embedded)
+        try:
+            await seed_bundled_games(self.store)
+            self.executor = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
+            self._runner = QueueRunner(
+                self.store,
+                self._key,
+                RunnerSettings(
+                    concurrency=settings.concurrency,
+                    requeue_interrupted=settings.requeue_interrupted,
+                    poll_seconds=settings.poll_seconds,
+                ),
+                metrics=self.metrics,
+                pre_match_check=self.registry.check_before_match,
+            )
+            await self._runner.start()
+            await self.registry.start()
+        except BaseException:
+            await self.close()
+            raise
+        self.started = True
+
+    async def close(self) -> None:
+        """Stop the runner (running matches are aborted), the pings and the database."""
+        await self.extra_cleanup.aclose()
+        await self.registry.close()
+        if self._runner is not None:
+            await self._runner.close()
+        if self.executor is not None:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            self.executor = None
+        await self.store.close()
+        self.started = False
+
+    def app(self) -> web.Application:
+        """The aiohttp application: the REST API, /openapi.json, /metrics and a home page."""
+        from .routes import build_app
+
+        return build_app(self)

@@ -1,0 +1,51 @@
+"""The queue runner on a real SQLite store: a failed step write aborts the match loudly."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from server.library import seed_bundled_games
+from server.runner import STORE_FAILED, MatchRequest, QueueRunner, RunnerSettings, queue_match
+from server.store import MatchStatus, StepRow, Store
+
+
+class FailingStore(Store):
+    """A store whose disk "fills up" at step 3."""
+
+    async def add_step(self, match_id: str, step: StepRow) -> None:
+        if step.step == 3:
+            raise OSError("disk full")
+        await super().add_step(match_id, step)
+
+
+async def wait_until_ended(store: Store, match_id: str) -> None:
+    async with asyncio.timeout(60):
+        while (await store.get_match(match_id)).status not in (  # noqa: ASYNC110
+            MatchStatus.FINISHED,
+            MatchStatus.ABORTED,
+        ):
+            await asyncio.sleep(0.05)
+
+
+async def test_a_step_that_cannot_be_saved_aborts_the_match(tmp_path: Path) -> None:
+    store = FailingStore(f"sqlite:///{tmp_path / 'ggp.db'}")
+    await store.open(upgrade=True)
+    await seed_bundled_games(store)
+    runner = QueueRunner(store, Ed25519PrivateKey.generate(), RunnerSettings(poll_seconds=0.05))
+    await runner.start()
+    try:
+        match = await queue_match(
+            store, MatchRequest(game="nineBoardTicTacToe", players=[None, None], seed=1)
+        )
+        runner.wake()
+        await wait_until_ended(store, match.id)
+        ended = await store.get_match(match.id)
+        assert (ended.status, ended.end_reason) == (MatchStatus.ABORTED, STORE_FAILED)
+        assert "disk full" in (ended.end_message or "")
+        assert [step.step for step in await store.steps(match.id)] == [0, 1, 2]
+    finally:
+        await runner.close()
+        await store.close()

@@ -1,0 +1,152 @@
+"""The storage interface, the same tests on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from server.store import (
+    Conflict,
+    MatchStatus,
+    NotFound,
+    SchemaOutOfDate,
+    StepRow,
+    Store,
+)
+
+
+@pytest.fixture
+async def store(database_url: str) -> AsyncIterator[Store]:
+    store = Store(database_url)
+    await store.open(upgrade=True)
+    yield store
+    await store.close()
+
+
+async def test_a_fresh_database_is_refused_until_upgraded(database_url: str) -> None:
+    with pytest.raises(SchemaOutOfDate, match="ggp db upgrade"):
+        await Store(database_url).open()
+    store = Store(database_url)
+    await store.open(upgrade=True)
+    current, head = await store.revision()
+    assert current == head
+    await store.close()
+    await store.open()  # at the latest revision now: opens without upgrading
+    assert await store.ping()
+    await store.close()
+
+
+async def test_players_are_registered_changed_and_deleted(store: Store) -> None:
+    token = await store.create_owner("alice")
+    assert await store.owner_for_token(token) == "alice"
+    assert await store.owner_for_token(token + "x") is None
+    player = await store.add_player("bot", "http://127.0.0.1:9147/", owner="alice", contact="a@b")
+    assert (player.status, player.owner, player.max_matches) == ("unknown", "alice", 1)
+    with pytest.raises(Conflict):
+        await store.add_player("bot", "http://127.0.0.1:9148/")
+    changed = await store.update_player("bot", {"notes": "fast", "max_matches": 3})
+    assert (changed.notes, changed.max_matches) == ("fast", 3)
+    assert [p.name for p in await store.list_players()] == ["bot"]
+    await store.delete_player("bot")
+    with pytest.raises(NotFound):
+        await store.get_player("bot")
+
+
+async def test_failed_pings_suspend_a_player_and_the_owner_reinstates_it(store: Store) -> None:
+    await store.add_player("bot", "http://127.0.0.1:9/")
+    for _ in range(2):
+        player = await store.record_ping(
+            "bot",
+            status="unreachable",
+            latency_ms=3,
+            message="refused",
+            reply=None,
+            suspend_after=3,
+        )
+        assert not player.suspended
+    player = await store.record_ping(
+        "bot", status="unreachable", latency_ms=3, message="refused", reply=None, suspend_after=3
+    )
+    assert player.suspended and "3 failed pings" in (player.suspended_reason or "")
+    history = await store.ping_history("bot")
+    assert [ping.status for ping in history] == ["unreachable"] * 3
+    player = await store.update_player("bot", {"suspended": False})
+    assert (player.suspended, player.suspended_reason, player.failures) == (False, None, 0)
+    player = await store.record_ping(
+        "bot", status="available", latency_ms=1, message="", reply="( available )", suspend_after=3
+    )
+    assert (player.status, player.failures, player.last_reply) == ("available", 0, "( available )")
+
+
+async def test_games_are_versioned_by_their_rules(store: Store) -> None:
+    first = await store.add_game_version("g", "(role a)", roles=["a"])
+    same = await store.add_game_version("g", "(role a)", roles=["a"])
+    second = await store.add_game_version("g", "(role b)", roles=["b"])
+    assert (first.version, same.version, second.version) == (1, 1, 2)
+    assert (await store.get_game("g")).rules_text == "(role b)"
+    assert (await store.get_game("g", 1)).rules_text == "(role a)"
+    assert [(game.name, game.version) for game in await store.list_games()] == [("g", 2)]
+    with pytest.raises(NotFound):
+        await store.get_game("g", 3)
+
+
+def _step(number: int) -> StepRow:
+    return StepRow(
+        step=number,
+        moves=None if number == 0 else [f"(m {number})", "noop"],
+        state=f"( (cell {number}) )",
+        state_time=1000 + number,
+        errors=["", ""],
+        response_times=[5, None],
+        raw_replies=["ready", None],
+        details=[None, {"kind": "timeout"}],
+    )
+
+
+async def test_a_match_from_queue_to_end(store: Store) -> None:
+    match = await store.queue_match(
+        "m1",
+        game_name="g",
+        game_version=1,
+        players=["a", "b"],
+        start_clock=5,
+        play_clock=1,
+        policy="random",
+        config={"seed": 1},
+        tournament_id="t",
+    )
+    assert match.status is MatchStatus.QUEUED
+    with pytest.raises(Conflict):
+        await store.queue_match(
+            "m1",
+            game_name="g",
+            game_version=1,
+            players=["a"],
+            start_clock=1,
+            play_clock=1,
+            policy="random",
+            config={},
+        )
+    assert await store.claim_match("m1")
+    assert not await store.claim_match("m1")
+    for number in range(3):
+        await store.add_step("m1", _step(number))
+    assert await store.steps("m1") == [_step(0), _step(1), _step(2)]
+    assert await store.end_match(
+        "m1", status=MatchStatus.FINISHED, end_reason="terminal", goals=[100, 0], signed_record="{}"
+    )
+    assert not await store.end_match("m1", status=MatchStatus.ABORTED, end_reason="x")
+    ended = await store.get_match("m1")
+    assert (ended.status, ended.goals, ended.end_reason) == (
+        MatchStatus.FINISHED,
+        [100, 0],
+        "terminal",
+    )
+    assert await store.signed_record("m1") == "{}"
+    assert [m.id for m in await store.list_matches(player="b")] == ["m1"]
+    assert await store.list_matches(player="c") == []
+    assert [
+        m.id for m in await store.list_matches(tournament="t", status=MatchStatus.FINISHED)
+    ] == ["m1"]
+    assert (await store.count_matches())[MatchStatus.FINISHED] == 1
