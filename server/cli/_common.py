@@ -50,6 +50,7 @@ non_negative_int = _number(int, 0, "a whole number of 0 or more")
 positive_int = _number(int, 1, "a whole number of 1 or more")
 non_negative_float = _number(float, 0.0, "a number of 0 or more")
 positive_float = _number(float, 1e-9, "a number above 0")
+memory_mb = _number(int, 256, "a whole number of megabytes, 256 or more")
 
 
 def _position(data: bytes, offset: int) -> str:

@@ -25,6 +25,7 @@ from ._common import (
     EXIT_SIGTERM,
     EXIT_UNREACHABLE,
     InputError,
+    memory_mb,
     non_negative_float,
     non_negative_int,
     one_line,
@@ -35,6 +36,7 @@ from ._common import (
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from server.match import DEFAULT_PING_TIMEOUT
+    from server.match.rules.budget import DEFAULT_LOAD_CPU, DEFAULT_MEMORY_MB, DEFAULT_STEP_CPU
 
     parser = subparsers.add_parser(
         "match",
@@ -89,6 +91,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, help="seed of the substitute moves (logged)")
     parser.add_argument(
         "--scramble", action="store_true", help="rename the game's symbols on the wire"
+    )
+    parser.add_argument(
+        "--lenient-case",
+        action="store_true",
+        help="accept a reply that equals a legal move but for letter case (NOOP for noop); "
+        "by default it is illegal, as GGP-Base and Tiltyard record it",
+    )
+    parser.add_argument(
+        "--rules-cpu",
+        type=positive_float,
+        default=DEFAULT_STEP_CPU,
+        metavar="S",
+        help=f"CPU seconds the rules may spend on one step (default {DEFAULT_STEP_CPU:g}); "
+        "past it the match ends with rules_limit",
+    )
+    parser.add_argument(
+        "--rules-load-cpu",
+        type=positive_float,
+        default=DEFAULT_LOAD_CPU,
+        metavar="S",
+        help=f"CPU seconds to load the game and derive its step limit "
+        f"(default {DEFAULT_LOAD_CPU:g})",
+    )
+    parser.add_argument(
+        "--rules-memory",
+        type=memory_mb,
+        default=DEFAULT_MEMORY_MB,
+        metavar="MB",
+        help=f"memory of the rules process in MB (default {DEFAULT_MEMORY_MB}, at least 256)",
     )
     parser.add_argument(
         "--match-id",
@@ -166,6 +197,10 @@ def _checked_run(args: argparse.Namespace) -> int:
             policy=SubstitutePolicy(args.policy),
             seed=args.seed,
             scramble=args.scramble,
+            lenient_move_case=args.lenient_case,
+            rules_step_cpu=args.rules_cpu,
+            rules_load_cpu=args.rules_load_cpu,
+            rules_memory_mb=args.rules_memory,
         )
     except ValueError as error:  # pydantic's ValidationError is a ValueError
         raise InputError(one_line(error)) from None

@@ -94,6 +94,16 @@ CASES = {
         USAGE,
         "--steps",
     ),
+    "rules memory too small": Case(
+        lambda h, p: ["match", "counting.kif", "random", "random", "--rules-memory", "100"],
+        USAGE,
+        "--rules-memory",
+    ),
+    "rules CPU of zero": Case(
+        lambda h, p: ["match", "counting.kif", "random", "random", "--rules-cpu", "0"],
+        USAGE,
+        "--rules-cpu",
+    ),
     "slack not a number": Case(
         lambda h, p: ["match", "counting.kif", "random", "random", "--slack", "nan"],
         USAGE,

@@ -82,3 +82,23 @@ async def test_the_wrong_number_of_players_is_a_usage_error(tmp_path: Path) -> N
 async def test_an_unknown_game_is_a_usage_error(tmp_path: Path) -> None:
     code, _, err = await _ggp("match", "noSuchGame", "random", env=_environment(tmp_path))
     assert code == 2 and "noSuchGame" in err
+
+
+async def test_a_move_in_the_wrong_case_is_illegal_unless_lenient_case(tmp_path: Path) -> None:
+    rules = tmp_path / "counting.kif"
+    rules.write_text(counting_game(3))
+    codes = {}
+    for flag in ((), ("--lenient-case",)):
+        async with FakePlayer(faults={2: "upper"}) as fake:
+            code, out, err = await _ggp(
+                "match", str(rules), fake.url, "legal",
+                "--startclock", "5", "--playclock", "1", "--slack", "0.5",
+                "--no-sign", "--out", str(tmp_path / str(len(flag))), *flag,
+                env=_environment(tmp_path),
+            )  # fmt: skip
+        assert code == 0, err
+        record = load_record(out.strip().splitlines()[-1])
+        assert record.errors is not None
+        codes[flag] = record.errors[2]
+    assert codes[()] == ["IL NOOP", ""]  # as GGP-Base records it
+    assert codes[("--lenient-case",)] == ["", ""]
