@@ -32,6 +32,10 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from server.gdl import Game
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "conformance" / "games"
@@ -125,7 +129,8 @@ async def player_process(
 # -- matches ---------------------------------------------------------------------------------
 
 
-def load(name: str):  # noqa: ANN201 - a server.gdl.Game
+def load(name: str) -> Game:
+    """A bundled game, or one of the corpus games."""
     from server.games import is_bundled, load_game
     from server.gdl import Game
 
