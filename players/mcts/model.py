@@ -21,6 +21,13 @@ from server.gdl.terms import RawTerm, Term, wrap
 PLAYOUT_STEPS = 1_000
 """A playout that runs this long is scored with the goals where it stopped."""
 
+PLAYOUT_SECONDS = 0.05
+"""The compiled model shortens playouts to about this long, so the search can look at
+the clock often enough (games whose random playouts wander for thousands of steps)."""
+
+MIN_PLAYOUT_STEPS = 200
+"""Playouts are never cut shorter than this (so that typical games are never cut)."""
+
 Goals = tuple[float, ...]
 """One value in [0, 1] per role, in role order."""
 
@@ -76,6 +83,9 @@ class CompiledModel:
         self.roles = list(engine.roles)
         self._goal_cache: dict[tuple[tuple[RawTerm, ...], ...], Goals] = {}
         self._move_index = [{m: j for j, m in enumerate(ms)} for ms in engine.moves]
+        self.step_seconds = 0.0
+        """A running average of the time one playout step takes."""
+        self.steps_limit = PLAYOUT_STEPS
 
     def key(self, state: State) -> int:
         return self.engine.encode(state)
@@ -97,7 +107,16 @@ class CompiledModel:
         return cached
 
     def playout(self, key: int, rng: random.Random, stop_at: float) -> Goals | None:
-        return self.goals(self.engine.playout(key, rng, PLAYOUT_STEPS).state)
+        started = time.perf_counter()
+        end = self.engine.playout(key, rng, self.steps_limit)
+        if end.steps:
+            per_step = (time.perf_counter() - started) / end.steps
+            self.step_seconds = (
+                per_step if not self.step_seconds else (0.95 * self.step_seconds + 0.05 * per_step)
+            )
+            fits = int(PLAYOUT_SECONDS / max(self.step_seconds, 1e-7))
+            self.steps_limit = max(MIN_PLAYOUT_STEPS, min(PLAYOUT_STEPS, fits))
+        return self.goals(end.state)
 
     def move_value(self, role: int, move: Term) -> int:
         return self._move_index[role][move]
