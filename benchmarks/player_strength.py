@@ -142,7 +142,7 @@ def load(name: str) -> Game:
 async def one_match(
     game_name: str, opponent: str, seat: int, index: int, args: argparse.Namespace, tally: Tally
 ) -> None:
-    from server.match import MatchConfig, MatchRunner, Player
+    from server.match import LogWriter, MatchConfig, MatchRunner, Player
 
     game = load(game_name)
     config = MatchConfig(
@@ -164,7 +164,9 @@ async def one_match(
                 )
                 urls.append(url)
         players = [Player(f"p{r}", url) for r, url in enumerate(urls)]
-        record = await MatchRunner(game, players, config, game_name=game_name).run()
+        observers = [LogWriter(args.logs)] if args.logs else []
+        runner = MatchRunner(game, players, config, game_name=game_name, observers=observers)
+        record = await runner.run()
     goals = record.goal_values or [0] * len(game.roles)
     best_other = max(goal for r, goal in enumerate(goals) if r != seat)
     if goals[seat] > best_other:
@@ -264,6 +266,7 @@ def main() -> int:
     parser.add_argument("--playclock", type=int, default=2)
     parser.add_argument("--startclock", type=int, default=10)
     parser.add_argument("--parallel", type=int, default=2, help="matches at once (default 2)")
+    parser.add_argument("--logs", type=Path, help="write the match logs into this folder")
     parser.add_argument("--show-logs", action="store_true", help="print the mcts player's log")
     parser.add_argument(
         "--list-columns", action="store_true", help="print the column names, one a line, and exit"

@@ -6,11 +6,13 @@ that role's legal moves; each role picks its own move by UCB1 on its own statist
 Nodes are shared by state (a transposition table), so a state reached by two move
 orders is searched once.
 
-The solver proves values exactly where the tree reaches terminal states: a node where
-at most one role has a choice is solved when a move of that role leads to a solved
-child worth the most that role can get, or when every move leads to a solved child
-(the best one for that role is then its value). Selection skips solved children in
-favour of their exact value, so proven wins are taken and proven losses avoided.
+The solver proves wins and losses exactly where the tree reaches terminal states: a
+node where at most one role has a choice is solved when a move of that role leads to a
+solved child worth the most that role can get, or when every move leads to a solved
+child worth the least. Selection skips solved children in favour of their exact value,
+so proven wins are taken and proven losses avoided. Outcomes in between (draws) are not
+propagated: a proven draw would stop the search from finding the lines where a
+fallible opponent goes wrong.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ MAX_DEPTH = 400
 
 WIN = 1.0 - 1e-9
 """A reward at least this high is the best a role can get."""
+
+LOSS = 1e-9
+"""A reward at most this low is the worst a role can get."""
 
 
 class Node:
@@ -242,9 +247,13 @@ class Search:
         for value in proven.values():
             if best is None or value[mover] > best[mover]:
                 best = value
-        if best is not None and (best[mover] >= WIN or len(proven) == len(node.legal[mover])):
+        if best is None:
+            return None
+        if best[mover] >= WIN:
             return best
-        return None
+        if len(proven) == len(node.legal[mover]) and best[mover] <= LOSS:
+            return best
+        return None  # a proven draw is left to the averages, which see the opponent's slips
 
     # -- answers ---------------------------------------------------------------------
 
@@ -265,7 +274,7 @@ class Search:
         totals = root.totals[role]
 
         def score(j: int) -> tuple[bool, int, float]:
-            lost = j in proven and proven[j] <= 0.0
+            lost = j in proven and proven[j] <= LOSS
             return (not lost, visits[j], totals[j] / max(visits[j], 1))
 
         return moves[max(range(len(moves)), key=score)]

@@ -115,6 +115,16 @@ def test_the_solver_proves_a_won_endgame_and_plays_a_winning_move() -> None:
 
 
 @needs_corpus
+def test_a_drawn_endgame_is_played_right_but_left_unproven() -> None:
+    # o must take (3, 1), where x's last move draws; at (3, 3) x wins with (3, 1).
+    game = tic_tac_toe()
+    state = board(("xox", "xoo", ".x."), "oplayer")
+    tree = search(game, state, 200)
+    assert chosen(game, tree, "oplayer") == "(mark 3 1)"
+    assert not tree.finished  # a proven draw would end the search for an opponent's slip
+
+
+@needs_corpus
 def test_without_the_solver_the_same_endgame_stays_unproven() -> None:
     tree = search(tic_tac_toe(), board(("xo.", ".x.", "..o"), "xplayer"), 3_000, solver=False)
     assert not tree.finished
