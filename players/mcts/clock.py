@@ -6,7 +6,7 @@ longest stretch the search runs without looking at the clock (one iteration), th
 delay between the request arriving and the hook starting (thread start-up, applying
 the joint move, a busy machine), the same again on the way back, and other
 processes competing for the cores. The margin grows with each of them as measured,
-and is capped at a quarter of the clock so that a bad measurement cannot silence
+and is capped at 40% of the clock so that a bad measurement cannot silence
 the player.
 """
 
@@ -19,10 +19,10 @@ from collections import deque
 BASE_MARGIN = 0.05
 """Seconds always kept back: handing the move back to the event loop and rendering it."""
 
-LOAD_MARGIN = 0.05
+LOAD_MARGIN = 0.1
 """Extra seconds per unit of run-queue load beyond one process per core."""
 
-MAX_FRACTION = 0.25
+MAX_FRACTION = 0.4
 """The margin never exceeds this share of the clock."""
 
 
