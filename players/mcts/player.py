@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 
 from server.gdl import State
+from server.gdl.compiled import OutsideGroundingError
 from server.gdl.terms import Term
 
 from ..base import Player
@@ -75,7 +76,7 @@ class SearchPlayer(Player):
     def start(self, match: PlayerMatch) -> None:
         thinking = self._thinking(match, match.state)
         if self.iterations is None:
-            self._think(match, thinking, match.start_clock)
+            self._think(match, thinking, match.start_clock, lag=False)
 
     def play(self, match: PlayerMatch, state: State) -> Term:
         thinking = self._thinking(match, state)
@@ -123,7 +124,7 @@ class SearchPlayer(Player):
             match.memory[MEMORY_KEY] = thinking
         try:
             key = thinking.search.model.key(state)
-        except Exception:  # a state the compiled grounding never reached
+        except OutsideGroundingError:  # a state the compiled grounding never reached
             log.warning("match %s: continuing on the interpreter", match.match_id)
             model = InterpretedModel(match.game)
             thinking.search = self.new_search(model, thinking.search.rng)
@@ -131,12 +132,19 @@ class SearchPlayer(Player):
         thinking.search.set_root(key)
         return thinking
 
-    def _think(self, match: PlayerMatch, thinking: Thinking, clock: float) -> int:
-        """Search until the clock says stop, the deadline moves or the root is proven."""
+    def _think(
+        self, match: PlayerMatch, thinking: Thinking, clock: float, *, lag: bool = True
+    ) -> int:
+        """Search until the clock says stop, the deadline moves or the root is proven.
+
+        ``lag`` says whether to measure the hook's start-up delay (not for START,
+        whose delay includes loading the game).
+        """
         deadline = match.deadline
         timer = thinking.clock
         search = thinking.search
-        timer.hook_started(deadline, clock)
+        if lag:
+            timer.hook_started(deadline, clock)
         stop_at = timer.stop_time(deadline, clock)
         done = 0
         handed_over = time.monotonic()
