@@ -10,6 +10,8 @@ from .base import Player
 _PLAYERS: dict[str, str] = {
     "random": "players.random_player:RandomPlayer",
     "legal": "players.legal_player:LegalPlayer",
+    "mcts": "players.mcts:MctsPlayer",
+    "montecarlo": "players.mcts:MonteCarloPlayer",
 }
 """Each bundled player's name and where its class lives (imported only when used)."""
 

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run one match between players and write its log",
         description="Run one match of GAME (a bundled game's name or a .kif file) between "
         "PLAYERs, one per role in role order: URLs of running players, or names of bundled "
-        "players (random, legal), which are started for the match. Every player URL must "
+        "players (random, legal, mcts, montecarlo), which are started for the match. Every player URL must "
         "answer INFO first. Progress goes to stderr; the goals and then the path of the "
         "match log (ggp.org JSON) go to stdout. SIGINT or SIGTERM aborts the match (ABORT "
         "to the players; the log is kept, marked aborted and signed). Exit status: 0 "

@@ -12,7 +12,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     parser = subparsers.add_parser(
         "player",
-        help="serve a bundled player (e.g. random, legal) over HTTP",
+        help="serve a bundled player (random, legal, mcts, montecarlo) over HTTP",
         description="Serve a bundled player over HTTP until interrupted. Prints "
         "'listening on http://HOST:PORT' once it accepts connections.",
     )

@@ -85,7 +85,9 @@ async def test_an_unknown_player_name_is_refused_with_the_known_names():
     stdout, stderr = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 2
     assert stdout == b""
-    assert b"unknown player 'nosuchplayer'" in stderr and b"legal, random" in stderr
+    assert (
+        b"unknown player 'nosuchplayer'" in stderr and b"legal, mcts, montecarlo, random" in stderr
+    )
 
 
 def test_the_registry_knows_the_bundled_players():
