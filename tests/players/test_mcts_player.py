@@ -66,7 +66,9 @@ async def test_info_is_answered_quickly_while_it_thinks_and_the_move_is_on_time(
     assert len(delays) >= 5
     delays.sort()
     assert delays[len(delays) // 2] < 0.1  # the median; a loaded machine may delay a few
-    assert 1.0 < answered < 2.0  # it uses its clock, and answers before it runs out
+    # it uses its clock, and its reply reaches the server before the deadline (the clock
+    # plus the server's 1 s of network slack) even when a loaded machine delays it
+    assert 1.0 < answered < 3.0
     thinking = agent.matches["m.1"].memory[MEMORY_KEY]
     assert thinking.search.iterations > 50
 
