@@ -51,7 +51,10 @@ class PingResult(BaseModel):
 
 
 async def ping_player(
-    address: PlayerAddress, *, timeout: float = DEFAULT_PING_TIMEOUT, receiver: str = ""
+    address: PlayerAddress,
+    *,
+    timeout: float = DEFAULT_PING_TIMEOUT,
+    receiver: str = "",  # noqa: ASYNC109
 ) -> PingResult:
     """Send INFO to one player and read its answer; never raises for a player's fault.
 

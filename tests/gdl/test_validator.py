@@ -241,7 +241,9 @@ def test_a_game_needs_terminal_legal_and_goal_rules(removed: str, keyword: str) 
 def test_a_game_without_any_of_them_hears_about_all_three() -> None:
     bare = "(role robot)\n(init on)\n(<= (next off) (true on))\n"
     errors = errors_for("", bare)
-    assert sorted(errors) == [f"the game has no {keyword} rule" for keyword in ("goal", "legal", "terminal")]
+    assert sorted(errors) == [
+        f"the game has no {keyword} rule" for keyword in ("goal", "legal", "terminal")
+    ]
 
 
 def test_true_and_does_are_never_heads() -> None:
