@@ -53,8 +53,8 @@ class PingResult(BaseModel):
 async def ping_player(
     address: PlayerAddress,
     *,
-    timeout: float = DEFAULT_PING_TIMEOUT,
-    receiver: str = "",  # noqa: ASYNC109
+    timeout: float = DEFAULT_PING_TIMEOUT,  # noqa: ASYNC109
+    receiver: str = "",
 ) -> PingResult:
     """Send INFO to one player and read its answer; never raises for a player's fault.
 
