@@ -81,6 +81,7 @@ TARGETS: dict[str, Target] = {
     "codegen": Target(
         "server/gdl/compiled/codegen.py",
         ["tests/gdl/test_compiled_engine.py", "tests/gdl/test_compiled_next_state.py"],
+        only=["_next_lines", "_move_key", "_dispatch", "items_code", "conj_code"],
     ),
 }
 
