@@ -9,6 +9,7 @@ with ``mutmut show NAME`` inside the copy kept by ``--keep``).
 
     python benchmarks/mutation.py                  # every module
     python benchmarks/mutation.py substitution io  # some of them
+    python benchmarks/mutation.py --at v1 io       # the score of an older revision
     python benchmarks/mutation.py --list-columns   # the table's columns
 
 Slow by design (minutes per module): run it under ``nice`` with one worker.
@@ -29,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ["module", "killed", "total", "score", "survived"]
+PARTS = ("server", "players", "tests")
+FILES = ("pyproject.toml", "README.md")
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,9 @@ TARGETS: dict[str, Target] = {
 }
 
 
-def _config(target: Target) -> str:
-    """The ``[tool.mutmut]`` section for one target."""
-    tests = [test for test in target.tests if (ROOT / test).exists()]
+def _config(target: Target, workdir: Path) -> str:
+    """The ``[tool.mutmut]`` section for one target (its tests that exist in the copy)."""
+    tests = [test for test in target.tests if (workdir / test).exists()]
     return "\n".join(
         [
             "",
@@ -102,11 +105,20 @@ def _config(target: Target) -> str:
     )
 
 
-def _copy_repository(into: Path) -> None:
+def _copy_repository(into: Path, revision: str | None) -> None:
+    """The code, tests and configuration: of the working tree, or of a git revision."""
+    if revision is not None:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", revision, *PARTS, *FILES],
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+        return
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".venv", "mutants", ".git")
-    for name in ("server", "players", "tests"):
+    for name in PARTS:
         shutil.copytree(ROOT / name, into / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
+    for name in FILES:
         shutil.copy2(ROOT / name, into / name)
 
 
@@ -132,13 +144,13 @@ def _mutmut(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run(module: str, target: Target, keep: bool) -> Score:
+def run(module: str, target: Target, keep: bool, revision: str | None = None) -> Score:
     """Mutate one module in a fresh copy of the repository and collect the verdicts."""
     workdir = Path(tempfile.mkdtemp(prefix=f"mutation-{module}-"))
     try:
-        _copy_repository(workdir)
+        _copy_repository(workdir, revision)
         with (workdir / "pyproject.toml").open("a", encoding="utf-8") as config:
-            config.write(_config(target))
+            config.write(_config(target, workdir))
         dotted = target.source.removesuffix(".py").replace("/", ".")
         patterns = [f"{dotted}.*{name}__mutmut_*" for name in target.only] or [f"{dotted}.*"]
         ran = _mutmut(workdir, "run", "--max-children", "1", *patterns)
@@ -167,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     parser.add_argument("--keep", action="store_true", help="keep the copies to inspect survivors")
     parser.add_argument("--json", type=Path, help="also write the scores to this file")
+    parser.add_argument(
+        "--at", metavar="REVISION", help="test the code and tests of a git revision instead"
+    )
     args = parser.parse_args(argv)
     if args.list_columns:
         print("\n".join(COLUMNS))
@@ -177,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     scores = []
     print("\t".join(COLUMNS), flush=True)
     for module in args.modules or list(TARGETS):
-        score = run(module, TARGETS[module], args.keep)
+        score = run(module, TARGETS[module], args.keep, args.at)
         scores.append(score)
         row = [module, str(score.killed), str(score.total), score.score, " ".join(score.survived)]
         print("\t".join(row), flush=True)
