@@ -62,6 +62,9 @@ TARGETS: dict[str, Target] = {
         [
             "tests/signing/test_signing_records.py",
             "tests/signing/test_signing_host_key.py",
+            "tests/signing/test_signing_untrusted.py",
+            "tests/signing/test_signing_keys.py",
+            "tests/signing/test_signing_cli.py",
             "tests/signing/test_canonical_json.py",
         ],
     ),
