@@ -83,3 +83,40 @@ def test_a_rewrite_replaces_the_whole_file(tmp_path: Path) -> None:
     write_atomically(path, b"a much longer first version", durable=False)
     write_atomically(path, b"short", durable=False)
     assert path.read_bytes() == b"short"
+
+
+def test_the_temporary_file_is_hidden_beside_the_target_so_the_rename_is_atomic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    renamed: list[tuple[Path, Path]] = []
+    real_replace = os.replace
+
+    def spying_replace(source: str, target: str) -> None:
+        renamed.append((Path(source), Path(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", spying_replace)
+    write_atomically(tmp_path / "match.json", b"{}", durable=False)
+
+    ((temporary, target),) = renamed
+    assert target == tmp_path / "match.json"
+    assert temporary.parent == tmp_path
+    assert temporary.name.startswith(".match.json.") and temporary.name.endswith(".tmp")
+
+
+def test_missing_folders_on_the_way_are_created(tmp_path: Path) -> None:
+    path = write_record(tmp_path / "2026" / "11" / "match.json", RECORD, durable=False)
+    assert load_record(path) == RECORD
+
+
+def test_a_record_is_written_durably_unless_asked_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+
+    write_record(tmp_path / "a.json", RECORD)
+    assert len(synced) == 1
+    write_record(tmp_path / "b.json", RECORD, durable=False)
+    assert len(synced) == 1

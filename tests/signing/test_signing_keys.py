@@ -152,3 +152,32 @@ def test_a_signed_file_is_rewritten_readably_with_its_non_ascii_names(tmp_path: 
     text = path.read_text(encoding="utf-8")
     assert text.startswith('{\n "matchId": "m",\n') and "Zoë" in text
     assert read_record_json(path)["playerNamesFromHost"] == ["Zoë"]
+
+
+def test_the_windows_data_folder_is_ignored_elsewhere(
+    no_configuration: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOCALAPPDATA", str(no_configuration / "AppData" / "Local"))
+    home_default = no_configuration / "home" / ".local" / "share" / "ggp" / "host_key.pem"
+    assert default_host_key_path() == home_default
+
+
+def test_loading_without_a_path_reads_the_configured_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(HOST_KEY_ENV, str(tmp_path / "configured.pem"))
+    created = load_or_create_host_key()
+    assert public_key_text(load_host_key()) == public_key_text(created)
+
+
+def test_base64_with_stray_characters_is_not_a_key() -> None:
+    text = public_key_text(Ed25519PrivateKey.generate())
+    with pytest.raises(ValueError, match="not base64 and not PEM"):
+        parse_public_key(text[:10] + "!" + text[10:])
+
+
+def test_a_long_wrong_key_is_quoted_only_in_part() -> None:
+    text = "x" * 59 + "yz!" + "w" * 100
+    with pytest.raises(ValueError) as caught:
+        parse_public_key(text)
+    assert str(caught.value) == f"not base64 and not PEM: {'x' * 59 + 'y'!r}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -16,6 +18,7 @@ from server.records.signing import (
     public_key_text,
     sign_record,
     verify_record,
+    verify_record_file,
 )
 
 
@@ -121,3 +124,39 @@ def test_an_unsigned_record_names_its_missing_signature_and_any_key(
     assert result.status is VerificationStatus.MISSING_SIGNATURE
     assert result.message == f"missing signature: the record has no {SIGNATURE_FIELD} field"
     assert result.signer_key == public_key_text(key)
+
+
+def test_a_key_mismatch_names_the_key_that_did_sign(key: Ed25519PrivateKey) -> None:
+    someone_else = Ed25519PrivateKey.generate()
+    result = verify_record(sign_record(RECORD, someone_else), key)
+
+    assert result.status is VerificationStatus.KEY_MISMATCH
+    assert result.signer_key == public_key_text(someone_else)
+
+
+def test_a_bad_signature_says_what_it_means(key: Ed25519PrivateKey) -> None:
+    signed = sign_record(RECORD, key)
+    signed["goalValues"] = [0, 100]
+
+    assert verify_record(signed).message == (
+        "bad signature: the signed content was changed after signing "
+        "(or the signature was made over different content)"
+    )
+
+
+def test_a_named_key_that_is_not_text_is_not_reported_as_the_signer() -> None:
+    result = verify_record({**RECORD, PUBLIC_KEY_FIELD: 42})
+    assert result.status is VerificationStatus.MISSING_SIGNATURE
+    assert result.signer_key is None
+
+
+def test_a_file_is_checked_against_the_key_it_is_given(
+    tmp_path: Path, key: Ed25519PrivateKey
+) -> None:
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(sign_record(RECORD, key)), encoding="utf-8")
+
+    assert verify_record_file(path).ok
+    assert verify_record_file(path, key).ok
+    other = Ed25519PrivateKey.generate()
+    assert verify_record_file(path, other).status is VerificationStatus.KEY_MISMATCH
