@@ -54,6 +54,25 @@ MEETING = """
 (goal a 50) (goal b 50)
 """
 
+WALLS = """
+(role p)
+(init (wall 1)) (init (wall 3)) (init (lit 2)) (init (count 0))
+(cell 1) (cell 2) (cell 3)
+(succ 0 1) (succ 1 2) (succ 2 3)
+(<= (dark ?x) (cell ?x) (not (true (lit ?x))))
+(<= (legal p (light ?x)) (dark ?x))
+(legal p rest)
+; walls never change, whatever is played
+(<= (next (wall ?x)) (true (wall ?x)))
+; a lit cell stays lit while wall 1 stands: no move can put it out
+(<= (next (lit ?x)) (true (lit ?x)) (true (wall 1)))
+; a move lights a cell the view relation calls dark
+(<= (next (lit ?x)) (does p (light ?x)) (dark ?x))
+(<= (next (count ?n)) (true (count ?m)) (succ ?m ?n))
+(<= terminal (true (count 3)))
+(goal p 100)
+"""
+
 
 def _state(*facts: str) -> State:
     return State(parse_term(fact) for fact in facts)
@@ -103,6 +122,16 @@ def test_simultaneous_moves_meet_or_stay_apart() -> None:
     assert _next(MEETING, start, "(go 1)", "(go 3)") == {"(at a 1)", "(at b 3)", "(apart 1 3)"}
 
 
+def test_walls_persist_lit_cells_stay_lit_and_a_move_lights_a_dark_cell() -> None:
+    start = _state("(wall 1)", "(wall 3)", "(lit 2)", "(count 0)")
+    assert _next(WALLS, start, "(light 1)") == {
+        "(wall 1)", "(wall 3)", "(lit 1)", "(lit 2)", "(count 1)"
+    }  # fmt: skip
+    assert _next(WALLS, start, "rest") == {"(wall 1)", "(wall 3)", "(lit 2)", "(count 1)"}
+    no_wall_one = _state("(wall 3)", "(lit 2)", "(count 1)")
+    assert _next(WALLS, no_wall_one, "(light 3)") == {"(wall 3)", "(lit 3)", "(count 2)"}
+
+
 def _reachable(engine: CompiledEngine, limit: int) -> list[State]:
     seen, frontier = [engine.initial_state()], [engine.initial_state()]
     while frontier and len(seen) < limit:
@@ -117,7 +146,7 @@ def _reachable(engine: CompiledEngine, limit: int) -> list[State]:
     return seen
 
 
-@pytest.mark.parametrize("text", [LAMPS, MEETING], ids=["lamps", "meeting"])
+@pytest.mark.parametrize("text", [LAMPS, MEETING, WALLS], ids=["lamps", "meeting", "walls"])
 def test_every_joint_move_of_every_reachable_state_agrees_with_the_interpreter(
     text: str,
 ) -> None:
