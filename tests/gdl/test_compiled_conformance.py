@@ -35,6 +35,13 @@ TOO_SLOW = "GroundingTooSlow"
 """The pinned outcome of a game that needs minutes to compile; it is checked with the
 default time limit, which it always exceeds."""
 
+KNOWN_BUGS = {
+    "gt_two_thirds_2p": "its batched code nests too deeply for Python's compiler "
+    "(RecursionError in BatchRunner); the single-state engine follows the trace",
+}
+"""Games the compiled engine gets wrong today, each a strict expected failure: the test
+reports it under ``-ra`` and fails once the bug is fixed, so the entry is removed."""
+
 SMALL = ["ticTacToe", "connectFour", "breakthrough", "test_case_3c", "ticTacToeSerial"]
 
 
@@ -75,8 +82,22 @@ def test_every_traced_game_has_a_pinned_outcome(trace_path: Path) -> None:
     assert trace_path.stem in pinned_outcomes(), f"add {trace_path.stem} to {PINNED.name}"
 
 
+def _traces_with_known_bugs() -> list[object]:
+    return [
+        pytest.param(
+            case,
+            marks=pytest.mark.xfail(
+                strict=True, raises=RecursionError, reason=KNOWN_BUGS[case.stem]
+            ),
+        )
+        if isinstance(case, Path) and case.stem in KNOWN_BUGS
+        else case
+        for case in shared_files("conformance/traces", "*.json")
+    ]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("trace_path", shared_files("conformance/traces", "*.json"), ids=stem)
+@pytest.mark.parametrize("trace_path", _traces_with_known_bugs(), ids=stem)
 def test_every_corpus_game_compiles_and_conforms_or_is_refused_as_pinned(trace_path: Path) -> None:
     """The slow set: every traced corpus game (a few minutes on two cores)."""
     name = trace_path.stem
