@@ -78,6 +78,7 @@ TARGETS: dict[str, Target] = {
             "tests/replay/test_replay_tampering.py",
             "tests/replay/test_replay_our_logs.py",
             "tests/replay/test_replay_other_servers.py",
+            "tests/replay/test_replay_verdicts.py",
         ],
     ),
     "validator": Target(
