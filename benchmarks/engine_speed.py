@@ -150,10 +150,21 @@ def interpreter_for(rules: list[Rule]):  # type: ignore[no-untyped-def]
     return Interpreter(rules)
 
 
+COLUMNS = [
+    "game",
+    "setup s",
+    "interpreter",
+    "compiled/state",
+    "compiled/compact",
+    "compiled/playout",
+    "batched",
+]
+"""The printed columns: set-up seconds, then state transitions per second of each mode."""
+
+
 def benchmark(names: list[str], runs: int, seconds: float, batch: int, skip_interpreter: bool):
-    columns = ["setup s", "interpreter", "compiled/state", "compiled/compact", "compiled/playout"]
-    columns.append(f"batched x{batch}")
-    print(f"{'game':<26}" + "".join(f"{c:>18}" for c in columns))
+    print(f"median of {runs} runs of {seconds:g} s; batches of {batch} states")
+    print(f"{COLUMNS[0]:<26}" + "".join(f"{c:>18}" for c in COLUMNS[1:]))
     for name in names:
         path = game_path(name)
         if path is None:
@@ -218,7 +229,11 @@ def main() -> int:
     parser.add_argument("--no-interpreter", action="store_true", help="skip the slow column")
     parser.add_argument("--corpus", action="store_true", help="compile-or-fall-back census")
     parser.add_argument("--time-limit", type=float, default=2.0, help="census time limit")
+    parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     args = parser.parse_args()
+    if args.list_columns:
+        print("\n".join(COLUMNS))
+        return 0
     if args.corpus:
         if not CORPUS.is_dir():
             print(f"no corpus at {CORPUS}")

@@ -59,6 +59,10 @@ def measure(game: Game, seconds: float, rng: random.Random) -> tuple[float, floa
     return playouts / elapsed, transitions / elapsed
 
 
+COLUMNS = ["game", "playouts/s", "transitions/s", "load s"]
+"""The printed columns: medians of the timed runs, and the seconds to load the game."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("games", nargs="*", default=DEFAULT_GAMES)
@@ -68,10 +72,15 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     args = parser.parse_args()
+    if args.list_columns:
+        print("\n".join(COLUMNS))
+        return 0
 
     print(f"engine: {args.engine}; median of {args.runs} runs of {args.seconds:g} s")
-    print(f"{'game':<22} {'playouts/s':>12} {'transitions/s':>15} {'load s':>8}")
+    game_column, playouts_column, transitions_column, load_column = COLUMNS
+    print(f"{game_column:<22} {playouts_column:>12} {transitions_column:>15} {load_column:>8}")
     for name in args.games:
         started = time.perf_counter()
         game = load(name, args.engine)

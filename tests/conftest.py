@@ -1,4 +1,5 @@
-"""Fixtures shared by the service's tests: databases on SQLite and on a real PostgreSQL."""
+"""Suite-wide fixtures and rules: databases on SQLite and on a real PostgreSQL, and tests
+marked ``shared`` that need the reference material in ``../shared``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from pgcluster import create_database, find_bindir, postgres_cluster
+from shared_material import SHARED, absent
 
 _numbers = itertools.count()
 
@@ -41,3 +43,19 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{tmp_path / 'ggp.db'}"
     base = request.getfixturevalue("postgres_base_url")
     return create_database(base, f"test_{os.getpid()}_{next(_numbers)}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "shared(path): needs that path of ../shared; skipped when it is missing, "
+        "failed instead when GGP_REQUIRE_SHARED=1",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in item.iter_markers("shared"):
+        for part in marker.args or ("",):
+            found = any(SHARED.glob(part)) if "*" in part else (SHARED / part).exists()
+            if not found:
+                absent(part or "the folder")

@@ -13,6 +13,8 @@ import json
 import os
 import re
 import shlex
+import subprocess
+import sys
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -198,6 +200,66 @@ def test_readme_lists_every_benchmark_script() -> None:
     assert documented == {path.name for path in (ROOT / "benchmarks").glob("*.py")}
 
 
+def readme_benchmark_columns() -> dict[str, list[str]]:
+    """The ``Columns`` cell of each row of the README's Benchmarks table, by script."""
+    columns = {}
+    for row in re.findall(
+        r"^\| `(\w+\.py)` \|.*\| ((?:`[^`]+`(?:, )?)+) \|$", readme_section("Benchmarks"), re.M
+    ):
+        script, cell = row
+        columns[script] = re.findall(r"`([^`]+)`", cell)
+    return columns
+
+
+def list_columns(script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), "--list-columns"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+PENDING_LIST_COLUMNS = {"match_throughput.py": "the option is still to be added to it"}
+"""Scripts allowed to lack ``--list-columns`` for now; every other script fails without it."""
+
+
+@pytest.mark.parametrize("script", sorted(path.name for path in (ROOT / "benchmarks").glob("*.py")))
+def test_each_benchmark_prints_the_columns_the_readme_names(script: str) -> None:
+    documented = readme_benchmark_columns()
+    assert script in documented, f"the README's Benchmarks table gives no Columns for {script}"
+    listed = list_columns(script)
+    if listed.returncode != 0 and script in PENDING_LIST_COLUMNS:
+        assert "--list-columns" in listed.stderr
+        pytest.skip(f"{script} has no --list-columns yet: {PENDING_LIST_COLUMNS[script]}")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == documented[script]
+
+
+QUICK_RUNS = {
+    "engine_speed.py": ["tictactoex9", "--runs", "1", "--seconds", "0.05", "--batch", "8"],
+    "playouts.py": ["tictactoex9", "--runs", "1", "--seconds", "0.05"],
+}
+"""Arguments for a run of a second or two; the other scripts take minutes to run at all."""
+
+
+@pytest.mark.parametrize("script", sorted(QUICK_RUNS))
+def test_a_quick_benchmark_run_prints_a_header_of_its_listed_columns(script: str) -> None:
+    columns = list_columns(script).stdout.splitlines()
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *QUICK_RUNS[script]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    header = next(line for line in lines if line.startswith(columns[0]))
+    row = lines[-1]
+    assert re.fullmatch(r"\s*".join(re.escape(column) for column in columns), header.strip())
+    assert row.startswith("tictactoex9") and len(row.split()) == len(columns)
+
+
 def test_the_test_extra_runs_the_suite_in_parallel() -> None:
     extra = pyproject()["project"]["optional-dependencies"]["test"]
     names = {re.match(r"[\w.-]+", requirement).group().lower() for requirement in extra}
@@ -227,6 +289,13 @@ def test_ci_runs_the_readme_test_command_in_a_fresh_environment() -> None:
         install_requirements(readme_install[1:])
     ]
     assert not any(".venv/" in arg for argv in commands for arg in argv), "reuses .venv"
+
+
+def test_ci_requires_the_shared_reference_material_before_the_tests() -> None:
+    commands = script_commands(CI)
+    required = commands.index(["export", "GGP_REQUIRE_SHARED=1"])
+    tests = next(i for i, argv in enumerate(commands) if argv[0].endswith("/bin/pytest"))
+    assert required < tests
 
 
 def test_ci_lints_and_type_checks() -> None:

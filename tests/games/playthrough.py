@@ -4,7 +4,9 @@ A playthrough file pins the behaviour of a game's rules: at every step it record
 state, whether it is terminal, the goals defined there, every role's legal moves and
 the joint move played.  The test replays the recorded moves and must reproduce the file
 line for line; any change in the rules or in the engine shows up as the first line that
-differs.  Rewrite the files only when a change is intended::
+differs.  The files were written by our own engine, so they pin its behaviour rather
+than check it independently (see ``playthroughs/README.md``).  Rewrite the files only
+when a change is intended::
 
     python -m tests.games.regenerate [NAME ...]
 """

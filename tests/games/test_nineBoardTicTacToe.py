@@ -7,9 +7,9 @@ fluents, as (mark I J K L M), and (currentBoard K L) remembers where the next mo
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from shared_material import shared_path
 
 from server.gdl import IllegalMoveError, State
 from server.gdl.parser import node_to_term, read_nodes
@@ -17,7 +17,6 @@ from server.gdl.parser import node_to_term, read_nodes
 from .positions import CELLS, DRAWN_BOARD, position, start
 
 GAME = "nineBoardTicTacToe"
-CAPTURE = Path(__file__).resolve().parents[3] / "shared" / "protocol" / "nineboard-match.json"
 
 
 def marks(placed: dict[tuple[int, int, int, int], str]) -> list[str]:
@@ -113,9 +112,8 @@ def parse_state(text: str) -> State:
     return State(node_to_term(node) for node in whole.value)
 
 
-@pytest.mark.skipif(not CAPTURE.exists(), reason="the shared protocol captures are not here")
 def test_a_match_recorded_by_ggp_base_replays_state_by_state():
-    record = json.loads(CAPTURE.read_text(encoding="utf-8"))
+    record = json.loads(shared_path("protocol", "nineboard-match.json").read_text(encoding="utf-8"))
     game = start(GAME).game
     state = game.initial_state()
     assert state == parse_state(record["states"][0])

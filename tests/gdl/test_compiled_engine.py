@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from shared_material import shared_path
 
 from server.gdl.compiled import (
     CompiledEngine,
@@ -22,7 +23,6 @@ from server.gdl.parser import parse_gdl, parse_term
 from server.gdl.state import State
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "conformance" / "games"
 BUNDLED = ROOT / "server" / "games"
 
 TIC_TAC_TOE = """
@@ -215,9 +215,7 @@ def _sample_states(engine: CompiledEngine, count: int, seed: int) -> list[int]:
 def test_a_batch_agrees_with_the_single_state_engine(game: str) -> None:
     path = BUNDLED / f"{game}.kif"
     if not path.is_file():
-        path = CORPUS / f"{game}.kif"
-    if not path.is_file():
-        pytest.skip(f"{game} is not available here")
+        path = shared_path("conformance", "games", f"{game}.kif")
     engine = CompiledEngine.from_rules(parse_gdl(path.read_text(encoding="utf-8")))
     runner = engine.batch(64)
     states = _sample_states(engine, 64, seed=3)
@@ -282,9 +280,7 @@ def test_a_batch_keeps_move_numbers_when_a_move_can_never_be_legal() -> None:
 def test_the_playout_loop_agrees_with_single_steps_on_wide_win_tests() -> None:
     # connectFour's win test is a wide OR of "these four bits are on"; after a move
     # that sets one of its bits the playout loop tests only the lines through it.
-    path = CORPUS / "connectFour.kif"
-    if not path.is_file():
-        pytest.skip("the shared corpus is not available here")
+    path = shared_path("conformance", "games", "connectFour.kif")
     engine = CompiledEngine.from_rules(parse_gdl(path.read_text(encoding="utf-8")))
     assert re.search(r"for k in T\d+\[c\]", engine.source), "the table path is not generated"
     rng = random.Random(11)

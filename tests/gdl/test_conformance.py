@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from shared_material import shared_files, stem
 
 from server.gdl import Game
 from server.gdl import conformance as runner
@@ -28,8 +29,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 OURS = HERE / "traces"
 BROKEN = HERE / "traces-broken"
-CORPUS = ROOT.parent / "shared" / "conformance"
-UNVERIFIED = sorted((CORPUS / "games-unverified").glob("*.kif")) if CORPUS.is_dir() else []
 
 
 def ggp_conformance(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -364,9 +363,7 @@ def test_refusing_a_game_passes_only_if_the_reference_validator_refused_it(
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not CORPUS.is_dir(), reason="the shared conformance corpus (../shared) is absent"
-)
+@pytest.mark.shared("conformance/games", "conformance/traces")
 def test_every_trace_of_the_shared_corpus_passes() -> None:
     """About three minutes on two cores."""
     result = ggp_conformance(
@@ -400,8 +397,7 @@ TIME_LIMIT = 120.0
 """Seconds allowed per unverified game, loading included (generous: the machine is shared)."""
 
 
-@pytest.mark.skipif(not UNVERIFIED, reason="the shared conformance corpus (../shared) is absent")
-@pytest.mark.parametrize("path", UNVERIFIED, ids=[path.stem for path in UNVERIFIED])
+@pytest.mark.parametrize("path", shared_files("conformance/games-unverified", "*.kif"), ids=stem)
 def test_every_unverified_game_plays_or_is_refused_cleanly(path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-c", PLAY_A_FEW_STEPS, str(path)],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from server.gdl import Compound, Constant, GdlError, GdlSyntaxError, parse_gdl, to_ggp, to_kif
-from server.gdl.parser import parse_term
+from server.gdl.parser import MAX_NESTING, parse_term, read_nodes
 from server.gdl.terms import wrap
 
 
@@ -374,16 +374,37 @@ def test_syntax_errors_are_gdl_errors_and_value_errors() -> None:
     assert isinstance(error, ValueError)
 
 
-def test_deeply_nested_terms_are_read_or_refused_never_a_crash() -> None:
-    depth = 3000
-    nested = "(f " * depth + "a" + ")" * depth
-    try:
-        rules = parse_gdl(f"(role r)\n(init {nested})")
-    except GdlSyntaxError as error:
-        assert error.line == 2
-    else:
-        term = rules[1].head[1]
-        for _ in range(depth):
-            assert term[0] == "f"
-            term = term[1]
-        assert term == "a"
+def _nested(depth: int) -> str:
+    """``(f (f ... a))``: a term ``depth`` parentheses deep."""
+    return "(f " * depth + "a" + ")" * depth
+
+
+def test_parentheses_nested_exactly_at_the_cap_are_read() -> None:
+    (node,) = read_nodes(_nested(MAX_NESTING))
+    for _ in range(MAX_NESTING - 1):
+        node = node.value[1]
+    assert [child.value for child in node.value] == ["f", "a"]
+
+
+def test_one_level_past_the_cap_is_refused_where_it_starts() -> None:
+    with pytest.raises(GdlSyntaxError) as caught:
+        read_nodes("\n" + _nested(MAX_NESTING + 1))
+    assert caught.value.reason == "parentheses nested deeper than 400 levels"
+    assert (caught.value.line, caught.value.column) == (2, 3 * MAX_NESTING + 1)
+
+
+def test_a_game_counts_its_own_parentheses_towards_the_cap() -> None:
+    rules = parse_gdl(f"(role r)\n(init {_nested(MAX_NESTING - 1)})")
+    term = rules[1].head[1]
+    for _ in range(MAX_NESTING - 1):
+        assert term[0] == "f"
+        term = term[1]
+    assert term == "a"
+    with pytest.raises(GdlSyntaxError) as caught:
+        parse_gdl(f"(role r)\n(init {_nested(MAX_NESTING)})")
+    assert caught.value.line == 2
+
+
+def test_nesting_far_past_the_cap_is_refused_not_a_crash() -> None:
+    with pytest.raises(GdlSyntaxError):
+        parse_gdl(f"(role r)\n(init {_nested(100_000)})")

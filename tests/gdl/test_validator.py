@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from shared_material import shared_files, stem
 
 from server.gdl.errors import GdlValidationError
 from server.gdl.parser import parse_gdl
 from server.gdl.validator import ValidationReport, check, validate
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 
 BASE = """
 (role robot)
@@ -229,9 +228,22 @@ def test_a_game_needs_a_role() -> None:
     assert "the game declares no role: add facts such as (role white)" in errors
 
 
-def test_a_game_needs_terminal_legal_and_goal_rules() -> None:
-    errors = errors_for("", BASE.replace("(<= terminal (true off))", ""))
-    assert errors == ["the game has no terminal rule"]
+@pytest.mark.parametrize(
+    ("removed", "keyword"),
+    [("(<= terminal (true off))", "terminal"), ("(legal robot press)", "legal"),
+     ("(goal robot 100)", "goal")],
+)  # fmt: skip
+def test_a_game_needs_terminal_legal_and_goal_rules(removed: str, keyword: str) -> None:
+    errors = errors_for("", BASE.replace(removed, ""))
+    assert errors == [f"the game has no {keyword} rule"]
+
+
+def test_a_game_without_any_of_them_hears_about_all_three() -> None:
+    bare = "(role robot)\n(init on)\n(<= (next off) (true on))\n"
+    errors = errors_for("", bare)
+    assert sorted(errors) == [
+        f"the game has no {keyword} rule" for keyword in ("goal", "legal", "terminal")
+    ]
 
 
 def test_true_and_does_are_never_heads() -> None:
@@ -352,12 +364,7 @@ REFUSED = {
 """The corpus games that break the specification, with what the refusal says."""
 
 
-def _corpus(folder: str) -> list[Path]:
-    return sorted((SHARED / folder).glob("*.kif")) if SHARED.is_dir() else []
-
-
-@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared conformance corpus is absent")
-@pytest.mark.parametrize("path", _corpus("games"), ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", shared_files("conformance/games", "*.kif"), ids=stem)
 def test_every_traced_game_is_valid_except_the_invalid_test_cases(path: Path) -> None:
     report = validate(parse_gdl(path.read_text(encoding="utf-8")))
     if path.stem in REFUSED:
@@ -367,8 +374,7 @@ def test_every_traced_game_is_valid_except_the_invalid_test_cases(path: Path) ->
         assert report.errors == []
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared conformance corpus is absent")
-@pytest.mark.parametrize("path", _corpus("games-unverified"), ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", shared_files("conformance/games-unverified", "*.kif"), ids=stem)
 def test_every_unverified_game_is_validated_or_refused_cleanly(path: Path) -> None:
     rules = parse_gdl(path.read_text(encoding="utf-8"))
     try:

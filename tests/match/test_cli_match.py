@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from server.records import load_record
+from server.records.signing import load_host_key, verify_record_file
 
 from .fakes import FakePlayer, counting_game
 
@@ -49,7 +50,8 @@ async def test_a_match_between_bundled_players_prints_goals_then_the_log_path(
     assert lines[-2] == f"goals: xplayer {x_goal}, oplayer {o_goal}"
     assert record.is_completed and record.substitute_seed == 4
     assert record.player_names_from_host == ["random", "legal"]
-    assert record.host_signature is not None
+    host_key = load_host_key(tmp_path / "host_key.pem")
+    assert verify_record_file(lines[-1], host_key.public_key()).ok
     assert "step 1:" in err and "ended:" in err
 
 

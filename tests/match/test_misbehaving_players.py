@@ -92,6 +92,10 @@ async def test_each_fault_gets_its_code_a_substitute_and_the_match_completes(
             assert detail.substitute == record.moves[step - 1][0]
             assert detail.substitute in ("noop", "( push 1 )", "( push 2 )")
             assert detail.response_time_ms is not None
+            if kind is ErrorKind.TIMEOUT:  # cut at the deadline: the clock plus the slack
+                assert 1250 <= detail.response_time_ms <= 1250 + 1000, fault
+            elif fault in ("garbage", "illegal", "nil", "busy", "empty"):  # answered at once
+                assert detail.response_time_ms < 1250, fault
     garbage = record.error_details[3][0]
     assert garbage is not None and garbage.raw_reply == "((( this is not a move"
     assert load_record(writer.path_for(record.match_id)) == record
@@ -136,6 +140,7 @@ async def test_nobody_listening_is_a_connection_error_at_every_step() -> None:
     assert record.is_completed and record.goal_values == [50, 50]
     assert record.stop_errors is not None
     assert record.stop_errors[0] is None and record.stop_errors[1] is not None
+    assert record.stop_errors[1].kind is ErrorKind.CONNECTION_ERROR
 
 
 async def test_a_late_start_is_a_timeout_and_the_player_still_plays() -> None:

@@ -1,4 +1,4 @@
-"""Reading the captured GGP-Base transcripts of ``../shared/protocol`` (when present)."""
+"""Reading the captured GGP-Base transcripts of ``../shared/protocol``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-SHARED_PROTOCOL = Path(__file__).resolve().parents[2].parent / "shared" / "protocol"
+from shared_material import shared_path
 
 _EXCHANGE = re.compile(r"^######## (\S+?)\((\w+)\) exchange #(\d+)", re.MULTILINE)
 _END_OF_BODY = re.compile(r"^\[end of body: (\d+) bytes[^\]]*\]$", re.MULTILINE)
@@ -21,10 +21,9 @@ class Exchange:
     request: bytes
 
 
-def shared_file(name: str) -> Path | None:
-    """The path of a shared capture, or ``None`` when it is not available."""
-    path = SHARED_PROTOCOL / name
-    return path if path.is_file() else None
+def shared_file(name: str) -> Path:
+    """The path of a shared capture; skips the test (or fails it) when it is missing."""
+    return shared_path("protocol", name)
 
 
 def _request_bytes(block: str) -> bytes:

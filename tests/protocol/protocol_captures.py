@@ -1,16 +1,14 @@
-"""Reading the captured GGP-Base exchanges in ``../shared/protocol`` (skipped when absent)."""
+"""Reading the captured GGP-Base exchanges in ``../shared/protocol``.
+
+A missing file skips the test, or fails it under ``GGP_REQUIRE_SHARED=1``.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-import pytest
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-PROTOCOL_CAPTURES = SHARED / "protocol"
-GAMES = SHARED / "conformance" / "games"
+from shared_material import shared_path
 
 _EXCHANGE = re.compile(
     r"^######## (?P<who>\S+) exchange.*?\n"
@@ -46,10 +44,8 @@ def _split(captured: str) -> tuple[bytes, str]:
 
 
 def load_exchanges(name: str) -> list[Exchange]:
-    """Every exchange of a capture file, or a clean skip when the captures are absent."""
-    path = PROTOCOL_CAPTURES / name
-    if not path.exists():
-        pytest.skip(f"the shared protocol captures are not present ({name})")
+    """Every exchange of a capture file of ``../shared/protocol``."""
+    path = shared_path("protocol", name)
     exchanges = []
     for match in _EXCHANGE.finditer(path.read_text(encoding="utf-8")):
         request_head, request_body = _split(match["request"])
@@ -62,8 +58,5 @@ def load_exchanges(name: str) -> list[Exchange]:
 
 
 def shared_game_text(name: str) -> str:
-    """The text of a game of the shared corpus, or a clean skip when it is absent."""
-    path = GAMES / f"{name}.kif"
-    if not path.exists():
-        pytest.skip(f"the shared game {name} is not present")
-    return path.read_text(encoding="utf-8")
+    """The text of a game of the shared corpus."""
+    return shared_path("conformance", "games", f"{name}.kif").read_text(encoding="utf-8")

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from shared_material import shared_files
 
 from server.records import (
     RECORD_FORMAT,
@@ -20,8 +21,7 @@ from server.records import (
     write_record,
 )
 
-SHARED_PROTOCOL = Path(__file__).resolve().parents[2].parent / "shared" / "protocol"
-SHARED_RECORDS = sorted(SHARED_PROTOCOL.glob("*.json")) if SHARED_PROTOCOL.is_dir() else []
+SHARED_RECORDS = shared_files("protocol", "*.json")
 
 GGP_BASE_KEYS = {
     "matchId", "randomToken", "startTime", "gameMetaURL", "isCompleted", "isAborted",
@@ -40,9 +40,8 @@ def test_every_record_written_by_ggp_base_loads_and_writes_back_unchanged(path: 
     assert json.loads(dump_record(record)) == original
 
 
-def test_the_shared_records_are_present_or_the_test_above_is_skipped() -> None:
-    if not SHARED_RECORDS:
-        pytest.skip("the shared protocol captures are not available")
+@pytest.mark.shared("protocol/*.json")
+def test_the_shared_records_include_a_finished_and_an_aborted_match() -> None:
     assert {path.name for path in SHARED_RECORDS} >= {"ttt-match.json", "abort-match.json"}
 
 

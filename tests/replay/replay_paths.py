@@ -7,6 +7,3 @@ from pathlib import Path
 FIXTURES = Path(__file__).parent / "fixtures"
 OTHER_SERVER_LOG = FIXTURES / "ttt-other-server.json"
 """A ticTacToe match as another GGP server writes it: ggp.org format, rules embedded."""
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-"""The shared reference material next to the repository (absent on most machines)."""

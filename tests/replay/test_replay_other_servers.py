@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay_paths import OTHER_SERVER_LOG, SHARED
+from replay_paths import OTHER_SERVER_LOG
+from shared_material import shared_path
 
 from server.cli import main
 from server.replay import Outcome, replay_file
-
-PROTOCOL = SHARED / "protocol"
-TIC_TAC_TOE = SHARED / "conformance" / "games" / "ticTacToe.kif"
 
 
 def test_a_foreign_log_with_embedded_rules_replays() -> None:
@@ -71,10 +69,7 @@ def test_key_order_fact_order_and_spacing_do_not_matter(
 
 
 def _shared_log(name: str) -> Path:
-    path = PROTOCOL / name
-    if not path.exists():
-        pytest.skip(f"the captured GGP-Base logs are not here ({PROTOCOL})")
-    return path
+    return shared_path("protocol", name)
 
 
 @pytest.mark.parametrize(
@@ -90,10 +85,9 @@ def test_ggp_base_tic_tac_toe_logs_replay_against_the_rules_file(
     name: str, outcome: Outcome, steps: int
 ) -> None:
     log = _shared_log(name)
-    if not TIC_TAC_TOE.exists():
-        pytest.skip("ticTacToe.kif is not in the shared conformance games")
+    tic_tac_toe = shared_path("conformance", "games", "ticTacToe.kif")
 
-    replay = replay_file(log, game=str(TIC_TAC_TOE))
+    replay = replay_file(log, game=str(tic_tac_toe))
 
     assert replay.ok, replay.problems
     assert replay.outcome is outcome
@@ -114,10 +108,9 @@ def test_an_aborted_ggp_base_log_says_so_in_its_verdict(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     log = _shared_log("abort-match.json")
-    if not TIC_TAC_TOE.exists():
-        pytest.skip("ticTacToe.kif is not in the shared conformance games")
+    tic_tac_toe = shared_path("conformance", "games", "ticTacToe.kif")
 
-    assert main(["replay", "--check", str(log), "--game", str(TIC_TAC_TOE)]) == 0
+    assert main(["replay", "--check", str(log), "--game", str(tic_tac_toe)]) == 0
 
     assert capsys.readouterr().out.startswith("OK (aborted after 1 step): abort.ticTacToe.1 ")
 

@@ -1,0 +1,165 @@
+"""The compiled engine's next state, one kind of ``next`` rule at a time.
+
+Each game is tiny; each test plays a position and states the next one, then the
+compiled engine must agree with the interpreter on every joint move of every state
+it can reach. Covers the generated parts of the next-state function: fluents kept
+unless a move kills them (frame rules), fluents set by one move (per-move tables),
+fluents always true, rules dispatched on one move among many, and rules that test
+the state only.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+import pytest
+
+from server.gdl.compiled import CompiledEngine
+from server.gdl.interpreter import Interpreter
+from server.gdl.parser import parse_gdl, parse_term
+from server.gdl.state import State
+from server.gdl.terms import RawTerm
+
+LAMPS = """
+(role p)
+(init (on 1)) (init (on 3)) (init armed)
+(lamp 1) (lamp 2) (lamp 3) (lamp 4) (lamp 5) (lamp 6)
+(<= (legal p (toggle ?x)) (lamp ?x))
+(<= (legal p wait) (true armed))
+; frame: a lamp stays on unless it is toggled
+(<= (next (on ?x)) (true (on ?x)) (not (does p (toggle ?x))))
+; set by one move: toggling a lamp that is off turns it on
+(<= (next (on ?x)) (does p (toggle ?x)) (not (true (on ?x))))
+; one move among many, and the state: toggling lamp 5 while armed fires
+(<= (next fired) (does p (toggle 5)) (true armed))
+; always true
+(<= (next ticking) (role p))
+; the state alone: armed while lamp 1 is off or lamp 2 on, or after waiting
+(<= (next armed) (not (true (on 1))))
+(<= (next armed) (true (on 2)))
+(<= (next armed) (does p wait))
+(<= terminal (true fired))
+(goal p 100)
+"""
+
+MEETING = """
+(role a) (role b)
+(init (at a 1)) (init (at b 3))
+(place 1) (place 2) (place 3)
+(<= (legal ?r (go ?x)) (role ?r) (place ?x))
+(<= (next (at ?r ?x)) (does ?r (go ?x)))
+(<= (next met) (does a (go ?x)) (does b (go ?x)))
+(<= (next (apart ?x ?y)) (does a (go ?x)) (does b (go ?y)) (distinct ?x ?y))
+(<= terminal (true met))
+(goal a 50) (goal b 50)
+"""
+
+WALLS = """
+(role p)
+(init (wall 1)) (init (wall 3)) (init (lit 2)) (init (count 0))
+(cell 1) (cell 2) (cell 3)
+(succ 0 1) (succ 1 2) (succ 2 3)
+(<= (dark ?x) (cell ?x) (not (true (lit ?x))))
+(<= (legal p (light ?x)) (dark ?x))
+(legal p rest)
+; walls never change, whatever is played
+(<= (next (wall ?x)) (true (wall ?x)))
+; a lit cell stays lit while wall 1 stands: no move can put it out
+(<= (next (lit ?x)) (true (lit ?x)) (true (wall 1)))
+; a move lights a cell the view relation calls dark
+(<= (next (lit ?x)) (does p (light ?x)) (dark ?x))
+(<= (next (count ?n)) (true (count ?m)) (succ ?m ?n))
+(<= terminal (true (count 3)))
+(goal p 100)
+"""
+
+
+def _state(*facts: str) -> State:
+    return State(parse_term(fact) for fact in facts)
+
+
+def _next(text: str, state: State, *moves: str) -> set[str]:
+    engine = CompiledEngine.from_rules(parse_gdl(text))
+    after = engine.next_state(state, [parse_term(move) for move in moves])
+    return {str(fact) for fact in after.fluents}
+
+
+def test_a_lamp_stays_on_unless_toggled_and_a_toggled_lamp_turns_on() -> None:
+    before = _state("(on 1)", "(on 3)", "armed")
+    assert _next(LAMPS, before, "(toggle 2)") == {
+        "(on 1)", "(on 2)", "(on 3)", "ticking"
+    }  # fmt: skip
+    assert _next(LAMPS, before, "(toggle 3)") == {"(on 1)", "ticking"}
+
+
+def test_armed_follows_the_state_before_the_move_and_lamp_five_fires_only_when_armed() -> None:
+    assert _next(LAMPS, _state("(on 1)", "armed"), "(toggle 1)") == {"ticking"}
+    assert _next(LAMPS, _state("(on 4)"), "(toggle 1)") == {"(on 1)", "(on 4)", "armed", "ticking"}
+    assert _next(LAMPS, _state("(on 1)", "(on 2)"), "(toggle 2)") == {"(on 1)", "armed", "ticking"}
+    assert _next(LAMPS, _state("(on 1)", "armed"), "(toggle 5)") == {
+        "(on 1)", "(on 5)", "fired", "ticking"
+    }  # fmt: skip
+    assert _next(LAMPS, _state("(on 1)"), "(toggle 5)") == {"(on 1)", "(on 5)", "ticking"}
+
+
+def test_each_of_six_moves_reaches_its_own_rule() -> None:
+    empty = _state("(on 1)")
+    for lamp in "23456":
+        assert f"(on {lamp})" in _next(LAMPS, empty, f"(toggle {lamp})")
+        assert {f"(on {other})" for other in "23456" if other != lamp}.isdisjoint(
+            _next(LAMPS, empty, f"(toggle {lamp})")
+        )
+
+
+def test_waiting_keeps_every_lamp_and_arms() -> None:
+    before = _state("(on 1)", "(on 4)", "armed")
+    assert _next(LAMPS, before, "wait") == {"(on 1)", "(on 4)", "armed", "ticking"}
+
+
+def test_simultaneous_moves_meet_or_stay_apart() -> None:
+    start = _state("(at a 1)", "(at b 3)")
+    assert _next(MEETING, start, "(go 2)", "(go 2)") == {"(at a 2)", "(at b 2)", "met"}
+    assert _next(MEETING, start, "(go 1)", "(go 3)") == {"(at a 1)", "(at b 3)", "(apart 1 3)"}
+
+
+def test_walls_persist_lit_cells_stay_lit_and_a_move_lights_a_dark_cell() -> None:
+    start = _state("(wall 1)", "(wall 3)", "(lit 2)", "(count 0)")
+    assert _next(WALLS, start, "(light 1)") == {
+        "(wall 1)", "(wall 3)", "(lit 1)", "(lit 2)", "(count 1)"
+    }  # fmt: skip
+    assert _next(WALLS, start, "rest") == {"(wall 1)", "(wall 3)", "(lit 2)", "(count 1)"}
+    no_wall_one = _state("(wall 3)", "(lit 2)", "(count 1)")
+    assert _next(WALLS, no_wall_one, "(light 3)") == {"(wall 3)", "(lit 3)", "(count 2)"}
+
+
+def _reachable(engine: CompiledEngine, limit: int) -> list[State]:
+    seen, frontier = [engine.initial_state()], [engine.initial_state()]
+    while frontier and len(seen) < limit:
+        state = frontier.pop()
+        if engine.is_terminal(state):
+            continue
+        for joint in product(*(engine.legal_moves(state, role) for role in engine.roles)):
+            after = engine.next_state(state, list(joint))
+            if after not in seen:
+                seen.append(after)
+                frontier.append(after)
+    return seen
+
+
+@pytest.mark.parametrize("text", [LAMPS, MEETING, WALLS], ids=["lamps", "meeting", "walls"])
+def test_every_joint_move_of_every_reachable_state_agrees_with_the_interpreter(
+    text: str,
+) -> None:
+    rules = parse_gdl(text)
+    compiled, interpreter = CompiledEngine.from_rules(rules), Interpreter(rules)
+    states = _reachable(compiled, limit=80)
+    assert len(states) >= 10
+    for state in states:
+        if compiled.is_terminal(state):
+            continue
+        moves: list[list[RawTerm]] = [
+            list(interpreter.legal_moves(state, role)) for role in compiled.roles
+        ]
+        for joint in product(*moves):
+            expected = interpreter.next_state(state, list(joint))
+            assert compiled.next_state(state, list(joint)) == expected, (state, joint)

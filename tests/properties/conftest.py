@@ -1,0 +1,6 @@
+"""Make the compiled engine's shared checks importable from the property tests."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gdl"))
