@@ -16,13 +16,14 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from server.errors import InvalidInput
 from server.records import SubstitutePolicy
-from server.runner import MatchRequest, queue_match
+from server.runner import PLAYER_UNAVAILABLE, MatchRequest, queue_match
 from server.store import (
     Conflict,
     MatchRow,
@@ -68,19 +69,52 @@ def planned_of(match: MatchRow) -> PlannedMatch:
     )
 
 
-def player_status(player: PlayerRecord | None, cleared: bool) -> PlayerStatus:
-    """What the registry knows, as the core's `PlayerStatus`."""
+UNAVAILABLE_LIMIT = 2
+"""Matches in a row a player could not join (``player_unavailable``) before it counts as failed."""
+
+_UNAVAILABLE = re.compile(r"^player (\S+) ")
+
+
+def unavailable_players(matches: Sequence[MatchRow]) -> dict[str, str]:
+    """Players that could not join the tournament's last `UNAVAILABLE_LIMIT` matches they
+    were in, with the last reason; a match played resets the count."""
+    streak: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    for match in sorted(matches, key=lambda m: (m.finished_at or 0, m.id)):
+        if match.status is MatchStatus.FINISHED:
+            for name in match.players:
+                streak.pop(name or "", None)
+        elif match.status is MatchStatus.ABORTED and match.end_reason == PLAYER_UNAVAILABLE:
+            found = _UNAVAILABLE.match(match.end_message or "")
+            if found:
+                name = found.group(1)
+                streak[name] = streak.get(name, 0) + 1
+                reasons[name] = match.end_message or ""
+    return {
+        name: f"could not join {count} matches in a row ({reasons[name]})"
+        for name, count in streak.items()
+        if count >= UNAVAILABLE_LIMIT
+    }
+
+
+def player_status(
+    player: PlayerRecord | None, cleared: bool, unavailable: str | None = None
+) -> PlayerStatus:
+    """What the registry knows, as the core's `PlayerStatus`.
+
+    A player is always offered matches (the runner pings it before each one); it counts
+    as failed when suspended or when it could not join matches in a row, until an
+    operator clears it.
+    """
     if player is None:
-        return PlayerStatus(available=False, failed="not registered", cleared=cleared)
+        return PlayerStatus(failed="not registered", cleared=cleared)
     failed = None
-    if player.suspended and not cleared:
-        failed = f"suspended: {player.suspended_reason or 'no reason given'}"
-    return PlayerStatus(
-        available=player.status != "unreachable",
-        capacity=player.max_matches,
-        failed=failed,
-        cleared=cleared,
-    )
+    if not cleared:
+        if player.suspended:
+            failed = f"suspended: {player.suspended_reason or 'no reason given'}"
+        elif unavailable:
+            failed = unavailable
+    return PlayerStatus(capacity=player.max_matches, failed=failed, cleared=cleared)
 
 
 def match_seed(spec: TournamentSpec, key: str) -> int:
@@ -166,11 +200,15 @@ class TournamentDriver:
         self._roles[name, game.version] = list(game.roles)
         return list(game.roles)
 
-    async def results(self, tournament: TournamentRow) -> tuple[list[MatchResult], list[MatchRow]]:
+    async def results(
+        self, tournament: TournamentRow, matches: Sequence[MatchRow] | None = None
+    ) -> tuple[list[MatchResult], list[MatchRow]]:
         """Every result of the tournament (played, aborted, awarded) and its active matches."""
         results: list[MatchResult] = []
         active: list[MatchRow] = []
-        for match in await self.tournaments.matches(tournament.id):
+        if matches is None:
+            matches = await self.tournaments.matches(tournament.id)
+        for match in matches:
             if match.schedule_key is None:
                 continue  # queued by hand under the tournament's name: not in its schedule
             if match.status in ACTIVE:
@@ -192,10 +230,14 @@ class TournamentDriver:
         """One step of one tournament: store awards, queue matches, pause or finish."""
         spec = TournamentSpec.model_validate(tournament.spec)
         roles = {game: len(await self._game_roles(game)) for game in spec.all_games}
-        results, active = await self.results(tournament)
+        matches = await self.tournaments.matches(tournament.id)
+        results, active = await self.results(tournament, matches)
         registered = {p.name: p for p in await self.store.list_players()}
+        unavailable = unavailable_players(matches)
         statuses = {
-            name: player_status(registered.get(name), name in tournament.cleared)
+            name: player_status(
+                registered.get(name), name in tournament.cleared, unavailable.get(name)
+            )
             for name in spec.players
         }
         answer = next_matches(

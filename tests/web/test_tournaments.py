@@ -224,3 +224,42 @@ async def test_spec_errors_name_the_field_and_actions_need_the_admin_token(
             "/api/tournaments/{id}/cancel",
         ):
             assert path in document["paths"]
+
+
+@pytest.mark.parametrize("rule", ["forfeit", "pause"])
+async def test_a_player_that_cannot_join_is_handled_by_the_failure_rule(
+    tmp_path: Path, rule: str
+) -> None:
+    from .test_restart import free_port
+
+    database_url = f"sqlite:///{tmp_path / 'ggp.db'}"
+    async with (
+        local_players(["random", "legal"], seed=3) as urls,
+        running_service(tmp_path, database_url, concurrency=2) as (service, client),
+    ):
+        ghost = f"http://127.0.0.1:{free_port()}/"  # nobody listens there
+        await register(client, {"a": urls[0], "b": urls[1], "ghost": ghost})
+        body = spec("round_robin", ["a", "b", "ghost"], failure_rule=rule)
+        response = await client.post("/api/tournaments", json=body, headers=ADMIN_HEADERS)
+        tournament_id = (await response.json())["id"]
+        async with asyncio.timeout(120):
+            while True:
+                tournament = await (await client.get(f"/api/tournaments/{tournament_id}")).json()
+                if tournament["status"] != "running":
+                    break
+                await asyncio.sleep(0.3)
+        matches = await (await client.get(f"/api/tournaments/{tournament_id}/matches")).json()
+        unjoined = [m for m in matches if m["end_reason"] == "player_unavailable"]
+        assert len(unjoined) == 2 and all("ghost" in m["players"] for m in unjoined)
+        if rule == "pause":
+            assert tournament["status"] == "paused"
+            assert tournament["pause_reason"].startswith("ghost: could not join 2 matches")
+            return
+        assert tournament["status"] == "finished", tournament
+        table = await (await client.get(f"/api/tournaments/{tournament_id}/standings")).json()
+        last = table[-1]
+        assert last["player"] == "ghost" and last["status"] == "withdrawn"
+        assert last["points"] == 0 and last["forfeits"] == 4
+        # a and b played both their matches against each other
+        played = [m for m in matches if m["status"] == "finished"]
+        assert len(played) == 2 and all("ghost" not in m["players"] for m in played)
