@@ -144,7 +144,9 @@ class TournamentDriver:
         self._results: dict[str, MatchResult] = {}
         self._roles: dict[tuple[str, int], list[str]] = {}
         self.scheduler_seconds = 0.0
-        """Time spent in passes over tournaments (reading, scheduling, queueing)."""
+        """Wall time of the passes over tournaments (reading, scheduling, queueing)."""
+        self.core_seconds = 0.0
+        """Time spent in `next_matches` itself (pure computation, on the event loop)."""
         self.passes = 0
 
     async def start(self) -> None:
@@ -240,6 +242,7 @@ class TournamentDriver:
             )
             for name in spec.players
         }
+        core_started = time.perf_counter()
         answer = next_matches(
             spec,
             roles,
@@ -248,6 +251,7 @@ class TournamentDriver:
             statuses,
             now=datetime.now(UTC),
         )
+        self.core_seconds += time.perf_counter() - core_started
         if answer.record:
             await self.tournaments.add_awards(
                 tournament.id, [r.model_dump(mode="json") for r in answer.record]
