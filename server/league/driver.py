@@ -228,20 +228,26 @@ class TournamentDriver:
         ]
         return results, active
 
+    async def statuses(
+        self, tournament: TournamentRow, spec: TournamentSpec, matches: Sequence[MatchRow]
+    ) -> dict[str, PlayerStatus]:
+        """Each player's status for the core: registered, suspended, cleared, joining."""
+        registered = {p.name: p for p in await self.store.list_players()}
+        unavailable = unavailable_players(matches)
+        return {
+            name: player_status(
+                registered.get(name), name in tournament.cleared, unavailable.get(name)
+            )
+            for name in spec.players
+        }
+
     async def advance(self, tournament: TournamentRow) -> NextMatches:
         """One step of one tournament: store awards, queue matches, pause or finish."""
         spec = TournamentSpec.model_validate(tournament.spec)
         roles = {game: len(await self._game_roles(game)) for game in spec.all_games}
         matches = await self.tournaments.matches(tournament.id)
         results, active = await self.results(tournament, matches)
-        registered = {p.name: p for p in await self.store.list_players()}
-        unavailable = unavailable_players(matches)
-        statuses = {
-            name: player_status(
-                registered.get(name), name in tournament.cleared, unavailable.get(name)
-            )
-            for name in spec.players
-        }
+        statuses = await self.statuses(tournament, spec, matches)
         core_started = time.perf_counter()
         answer = next_matches(
             spec,

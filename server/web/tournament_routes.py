@@ -128,8 +128,9 @@ async def list_tournaments(api: Api, request: web.Request) -> web.Response:
 async def _standings(api: Api, row: TournamentRow) -> tuple[list[Standing], dict[str, int]]:
     driver = _driver(api)
     spec = TournamentSpec.model_validate(row.spec)
-    results, active = await driver.results(row)
-    table = standings(spec, results)
+    matches = await driver.tournaments.matches(row.id)
+    results, active = await driver.results(row, matches)
+    table = standings(spec, results, await driver.statuses(row, spec, matches))
     counts = {
         "running": sum(m.status is MatchStatus.RUNNING for m in active),
         "queued": sum(m.status is MatchStatus.QUEUED for m in active),

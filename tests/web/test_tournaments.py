@@ -254,6 +254,41 @@ async def test_a_player_that_cannot_join_is_handled_by_the_failure_rule(
         if rule == "pause":
             assert tournament["status"] == "paused"
             assert tournament["pause_reason"].startswith("ghost: could not join 2 matches")
+            table = await (await client.get(f"/api/tournaments/{tournament_id}/standings")).json()
+            assert {line["player"]: line["status"] for line in table}["ghost"] == "failed"
+            # an operator puts another player in the ghost's seat and resumes
+            async with local_players(["random"], seed=8) as (spare_url,):
+                await register(client, {"spare": spare_url})
+                path = f"/api/tournaments/{tournament_id}"
+                response = await client.post(
+                    f"{path}/replace",
+                    json={"player": "ghost", "by": "nobody"},
+                    headers=ADMIN_HEADERS,
+                )
+                assert response.status == 400 and (await response.json())["error"]["field"] == "by"
+                response = await client.post(
+                    f"{path}/replace",
+                    json={"player": "ghost", "by": "spare"},
+                    headers=ADMIN_HEADERS,
+                )
+                assert response.status == 200, await response.text()
+                response = await client.post(f"{path}/resume", headers=ADMIN_HEADERS)
+                assert response.status == 200, await response.text()
+                async with asyncio.timeout(120):
+                    while True:
+                        tournament = await (await client.get(path)).json()
+                        if tournament["status"] != "running":
+                            break
+                        await asyncio.sleep(0.3)
+            assert tournament["status"] == "finished", tournament
+            matches = await (await client.get(f"{path}/matches")).json()
+            spare = [m for m in matches if "spare" in m["players"]]
+            assert len(spare) == 4 and {m["status"] for m in spare} == {"finished"}
+            # the slot the ghost could not join is played by the spare (as key#3)
+            slots = {m["schedule_key"].split("#")[0] for m in spare}
+            assert {m["schedule_key"].split("#")[0] for m in unjoined} <= slots
+            trail = await service.store.audit_trail()
+            assert ("admin", "tournament.replace") in {(t["actor"], t["action"]) for t in trail}
             return
         assert tournament["status"] == "finished", tournament
         table = await (await client.get(f"/api/tournaments/{tournament_id}/standings")).json()
