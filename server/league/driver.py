@@ -143,6 +143,7 @@ class TournamentDriver:
         self._closing = False
         self._results: dict[str, MatchResult] = {}
         self._roles: dict[tuple[str, int], list[str]] = {}
+        self._tournament_roles: dict[str, dict[str, int]] = {}
         self.scheduler_seconds = 0.0
         """Wall time of the passes over tournaments (reading, scheduling, queueing)."""
         self.core_seconds = 0.0
@@ -244,7 +245,10 @@ class TournamentDriver:
     async def advance(self, tournament: TournamentRow) -> NextMatches:
         """One step of one tournament: store awards, queue matches, pause or finish."""
         spec = TournamentSpec.model_validate(tournament.spec)
-        roles = {game: len(await self._game_roles(game)) for game in spec.all_games}
+        roles = self._tournament_roles.get(tournament.id)
+        if roles is None:  # the games' latest versions when first scheduled
+            roles = {game: len(await self._game_roles(game)) for game in spec.all_games}
+            self._tournament_roles[tournament.id] = roles
         matches = await self.tournaments.matches(tournament.id)
         results, active = await self.results(tournament, matches)
         statuses = await self.statuses(tournament, spec, matches)
