@@ -15,14 +15,16 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from server.errors import Clash, InvalidInput
-from server.league import TournamentDriver
+from server.league import TournamentDriver, match_result
 from server.store import MatchStatus, NotFound, TournamentRow, TournamentStore, now_ms
 from server.tournament import (
+    PlayerFigures,
     Standing,
     TournamentSpec,
     TournamentSpecError,
     check_roles,
     parse_spec,
+    player_figures,
     round_robin_schedule,
     standings,
 )
@@ -34,6 +36,9 @@ from .errors import error_response
 
 if TYPE_CHECKING:
     from .routes import Api, Route
+
+FIGURES_MATCHES = 500
+"""A player's figures are computed over its latest finished matches, at most this many."""
 
 
 def _driver(api: Api) -> TournamentDriver:
@@ -322,6 +327,22 @@ async def player_ratings(api: Api, request: web.Request) -> web.Response:
     return web.json_response(answer.model_dump(mode="json"))
 
 
+async def player_figures_route(api: Api, request: web.Request) -> web.Response:
+    """Per game and role: matches, average goal, win rate, error rates, response times."""
+    name = request.match_info["name"]
+    filters: tm.RatingFilters = _validated(tm.RatingFilters, dict(request.query))
+    await api.store.get_player(name)
+    matches = await api.store.list_matches(
+        player=name, game=filters.game, status=MatchStatus.FINISHED, limit=FIGURES_MATCHES
+    )
+    results = []
+    for match in matches:
+        roles = (await api.store.get_game(match.game_name, match.game_version)).roles
+        results.append(match_result(match, await api.store.steps(match.id), roles))
+    figures = [f for f in player_figures(results) if f.player == name]
+    return web.json_response([f.model_dump(mode="json") for f in figures])
+
+
 def tournament_routes() -> tuple[Route, ...]:
     """The routes of this module, for the service's table."""
     from .routes import Route
@@ -403,6 +424,15 @@ def tournament_routes() -> tuple[Route, ...]:
             player_ratings,
             "A player's ratings and their history (?game=NAME)",
             answer=tm.PlayerRatings,
+            query=tm.RatingFilters,
+        ),
+        Route(
+            "GET",
+            "/api/players/{name}/figures",
+            player_figures_route,
+            "A player's figures per game and role over its latest finished matches (?game=NAME)",
+            answer=PlayerFigures,
+            list_answer=True,
             query=tm.RatingFilters,
         ),
     )

@@ -93,6 +93,17 @@ async def test_a_round_robin_runs_to_the_end_and_its_standings_match_its_matches
         assert all(r["matches"] == 4 for r in ratings)
         history = await (await client.get("/api/players/rnd/ratings")).json()
         assert len([h for h in history["history"] if h["game"] == "*"]) == 4
+        figures = await (await client.get("/api/players/lgl/figures")).json()
+        overall = next(f for f in figures if f["role"] is None)
+        assert overall["game"] == GAME and overall["matches"] == 4
+        lgl_goals = [
+            goal
+            for m in matches
+            for name, goal in zip(m["players"], m["goals"], strict=True)
+            if name == "lgl"
+        ]
+        assert overall["average_goal"] == sum(lgl_goals) / 4
+        assert {f["role"] for f in figures} == {None, "xplayer", "oplayer"}
         store = TournamentStore(service.store)
         current, _ = compute(await store.finished_matches())
         stored = {(r.scope, r.player): r for s in ("*", GAME) for r in await store.ratings(s)}
