@@ -239,7 +239,8 @@ class QueueRunner:
             ):
                 aborted.append(match.id)
                 log.warning("match %s was interrupted by a stop; aborted", match.id)
-            if self.settings.requeue_interrupted:
+            if self.settings.requeue_interrupted and match.schedule_key is None:
+                # a tournament's match is played again by its tournament (`key#2`)
                 copy = await self.store.queue_match(
                     new_match_id("ggp", match.game_name),
                     game_name=match.game_name,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from server.match.local_players import local_players
 from server.tournament import MatchResult, TournamentSpec, standings
@@ -25,7 +26,8 @@ async def get(session: aiohttp.ClientSession, url: str) -> Any:
         return await response.json()
 
 
-async def test_a_round_robin_survives_a_killed_service(tmp_path: Path) -> None:
+@pytest.mark.parametrize("requeue", [False, True], ids=["plain", "requeue-interrupted"])
+async def test_a_round_robin_survives_a_killed_service(tmp_path: Path, requeue: bool) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     names = ["rnd", "lgl", "rnd2"]
@@ -73,7 +75,7 @@ async def test_a_round_robin_survives_a_killed_service(tmp_path: Path) -> None:
             server.send_signal(signal.SIGKILL)
             await server.wait()
 
-        server = await start_serve(tmp_path, port)
+        server = await start_serve(tmp_path, port, *(["--requeue-interrupted"] if requeue else []))
         try:
             tournament = await poll(
                 session,
@@ -83,6 +85,9 @@ async def test_a_round_robin_survives_a_killed_service(tmp_path: Path) -> None:
             )
             assert tournament["status"] == "finished", tournament
             matches = await get(session, matches_url)
+            # the tournament replays its own interrupted match; no stray copy is queued
+            everything = await get(session, f"{base}/api/matches?limit=1000")
+            assert not [m for m in everything if m["requeued_from"]]
             table = await get(session, f"{base}/api/tournaments/{tournament_id}/standings")
         finally:
             server.send_signal(signal.SIGTERM)
