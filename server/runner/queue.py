@@ -75,6 +75,8 @@ class MatchRequest(BaseModel):
     seed: int | None = None
     scramble: bool = False
     tournament: str | None = None
+    schedule_key: str | None = None
+    """The match's place in the tournament's schedule; unique per tournament."""
 
 
 @dataclass
@@ -136,6 +138,7 @@ async def queue_match(
         policy=request.policy.value,
         config=config.model_dump(mode="json"),
         tournament_id=request.tournament,
+        schedule_key=request.schedule_key,
     )
 
 
@@ -163,6 +166,8 @@ class QueueRunner:
         self._loop_task: asyncio.Task[None] | None = None
         self._games = _GameCache()
         self._closing = False
+        self.on_match_end: list[Callable[[MatchRow], None]] = []
+        """Called (synchronously) after each match this runner took has ended."""
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -234,7 +239,8 @@ class QueueRunner:
             ):
                 aborted.append(match.id)
                 log.warning("match %s was interrupted by a stop; aborted", match.id)
-            if self.settings.requeue_interrupted:
+            if self.settings.requeue_interrupted and match.schedule_key is None:
+                # a tournament's match is played again by its tournament (`key#2`)
                 copy = await self.store.queue_match(
                     new_match_id("ggp", match.game_name),
                     game_name=match.game_name,
@@ -356,6 +362,8 @@ class QueueRunner:
             self._tasks.pop(match.id, None)
             self.running.pop(match.id, None)
             self._wake.set()
+            for listener in self.on_match_end:
+                listener(match)
 
     async def _play(self, match: MatchRow, players: list[PlayerRecord]) -> None:
         if self.pre_match_check is not None:

@@ -7,6 +7,7 @@ Nothing above this package writes SQL.
 from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
 from .records import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord, StepRow
 from .store import Store, hash_token, now_ms, rules_hash
+from .tournaments import RatingHistoryRow, RatingRow, TournamentRow, TournamentStore
 from .urls import async_url, is_sqlite, redacted, sqlite_url
 
 __all__ = [
@@ -17,11 +18,15 @@ __all__ = [
     "NotFound",
     "PingRecord",
     "PlayerRecord",
+    "RatingHistoryRow",
+    "RatingRow",
     "SchemaOutOfDate",
     "StepRow",
     "Store",
     "StoreClosed",
     "StoreError",
+    "TournamentRow",
+    "TournamentStore",
     "async_url",
     "hash_token",
     "is_sqlite",

@@ -81,6 +81,8 @@ class MatchRow(_Record):
     policy: str
     config: dict[str, Any]
     tournament_id: str | None
+    schedule_key: str | None = None
+    """The match's place in its tournament's schedule (``round/table/game-index/seating``)."""
     requeued_from: str | None
     queued_at: int
     started_at: int | None

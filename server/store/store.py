@@ -414,8 +414,12 @@ class Store:
         config: Mapping[str, Any],
         tournament_id: str | None = None,
         requeued_from: str | None = None,
+        schedule_key: str | None = None,
     ) -> MatchRow:
-        """Record a new match as queued; it is kept from this moment on."""
+        """Record a new match as queued; it is kept from this moment on.
+
+        :class:`Conflict` when the id, or the tournament's schedule key, is taken.
+        """
         try:
             async with self._writing() as connection:
                 await connection.execute(
@@ -430,6 +434,7 @@ class Store:
                         policy=policy,
                         config=dict(config),
                         tournament_id=tournament_id,
+                        schedule_key=schedule_key,
                         requeued_from=requeued_from,
                         queued_at=now_ms(),
                     )
@@ -442,6 +447,11 @@ class Store:
                     ],
                 )
         except IntegrityError as error:
+            if schedule_key is not None:
+                raise Conflict(
+                    f"a match with the id {match_id!r} or the schedule key {schedule_key!r} "
+                    f"of {tournament_id!r} exists already"
+                ) from error
             raise Conflict(f"a match with the id {match_id!r} exists already") from error
         return await self.get_match(match_id)
 

@@ -97,6 +97,7 @@ matches = Table(
     Column("policy", String(20), nullable=False),
     Column("config", JSON, nullable=False),
     Column("tournament_id", String(200), nullable=True),
+    Column("schedule_key", String(200), nullable=True),
     Column("requeued_from", String(200), nullable=True),
     Column("queued_at", BigInteger, nullable=False),
     Column("started_at", BigInteger, nullable=True),
@@ -109,6 +110,7 @@ matches = Table(
     Index("ix_matches_status_queued_at", "status", "queued_at"),
     Index("ix_matches_game_name", "game_name"),
     Index("ix_matches_tournament_id", "tournament_id"),
+    Index("uq_matches_tournament_schedule", "tournament_id", "schedule_key", unique=True),
 )
 
 match_players = Table(

@@ -26,6 +26,7 @@ from . import models
 from .auth import Actor, authenticate
 from .errors import MAX_BODY, ErrorAnswer, error_middleware, error_response, validation_response
 from .pages import home_page
+from .tournament_routes import tournament_routes
 
 if TYPE_CHECKING:
     from .service import Service
@@ -429,6 +430,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/metrics", Api.metrics, "Prometheus metrics"),
     Route("GET", "/openapi.json", Api.openapi, "This document"),
     Route("GET", "/", Api.home, "A page listing the latest matches"),
+    *tournament_routes(),
 )
 
 

@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from server.league import TournamentDriver
 from server.library import seed_bundled_games
 from server.records.signing import load_or_create_host_key
 from server.registry import Registry, RegistrySettings
@@ -45,6 +46,8 @@ class Service:
         )
         self._key: Ed25519PrivateKey | None = None
         self._runner: QueueRunner | None = None
+        self.tournaments: TournamentDriver | None = None
+        """Drives the running tournaments (set by :meth:`start`)."""
         self.admin_hash = ""
         self.generated_admin_token: str | None = None
         """The admin token made on this start (print it once), if one was made."""
@@ -96,6 +99,13 @@ class Service:
                 pre_match_check=self.registry.check_before_match,
             )
             await self._runner.start()
+            self.tournaments = TournamentDriver(
+                self.store,
+                poll_seconds=max(settings.poll_seconds, 0.5),
+                on_queued=self._runner.wake,
+            )
+            self._runner.on_match_end.append(self.tournaments.wake)
+            await self.tournaments.start()
             await self.registry.start()
         except BaseException:
             await self.close()
@@ -106,6 +116,8 @@ class Service:
         """Stop the runner (running matches are aborted), the pings and the database."""
         await self.extra_cleanup.aclose()
         await self.registry.close()
+        if self.tournaments is not None:
+            await self.tournaments.close()
         if self._runner is not None:
             await self._runner.close()
         if self.executor is not None:

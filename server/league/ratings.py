@@ -1,0 +1,124 @@
+"""Ratings kept up to date as matches finish, and recomputed from the archive.
+
+Scopes: ``*`` rates every finished match, and each game has its own scope. Matches are
+taken in the order they finished (then by id); a match that finished before one
+already taken in (a late write) makes the keeper recompute everything, so the stored
+ratings always equal a recomputation from the archive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from server.store import MatchRow, RatingHistoryRow, RatingRow, TournamentStore
+from server.tournament import MatchResult, Rating, RatingBook, update_ratings
+from server.tournament.ratings import is_rated
+
+from .results import match_result
+
+ALL_GAMES = "*"
+
+
+def _result(match: MatchRow) -> MatchResult:
+    return match_result(match, [], [], key=match.id)
+
+
+async def _books(store: TournamentStore, scopes: set[str]) -> dict[str, RatingBook]:
+    books = {}
+    for scope in scopes:
+        rows = await store.ratings(scope)
+        books[scope] = RatingBook(
+            ratings={row.player: Rating(mu=row.mu, sigma=row.sigma) for row in rows}
+        )
+    return books
+
+
+async def _counts(store: TournamentStore, scopes: set[str]) -> dict[tuple[str, str], int]:
+    counts = {}
+    for scope in scopes:
+        for row in await store.ratings(scope):
+            counts[scope, row.player] = row.matches
+    return counts
+
+
+def _apply(
+    books: dict[str, RatingBook],
+    counts: dict[tuple[str, str], int],
+    matches: Sequence[MatchRow],
+) -> tuple[list[RatingRow], list[RatingHistoryRow]]:
+    """Take the matches in; the changed current ratings and the new history rows."""
+    changed: dict[tuple[str, str], RatingRow] = {}
+    history: list[RatingHistoryRow] = []
+    for match in matches:
+        result = _result(match)
+        if not is_rated(result):
+            continue
+        for scope in (ALL_GAMES, match.game_name):
+            book = update_ratings(books.get(scope, RatingBook()), result)
+            books[scope] = book
+            for player in result.players:
+                rating = book.rating(player)
+                counts[scope, player] = counts.get((scope, player), 0) + 1
+                changed[scope, player] = RatingRow(
+                    scope=scope,
+                    player=player,
+                    mu=rating.mu,
+                    sigma=rating.sigma,
+                    matches=counts[scope, player],
+                )
+                history.append(
+                    RatingHistoryRow(
+                        scope=scope,
+                        player=player,
+                        match_id=match.id,
+                        finished_at=match.finished_at,
+                        mu=rating.mu,
+                        sigma=rating.sigma,
+                    )
+                )
+    return list(changed.values()), history
+
+
+def compute(matches: Sequence[MatchRow]) -> tuple[list[RatingRow], list[RatingHistoryRow]]:
+    """Ratings of every scope from these matches (in the order they finished)."""
+    ordered = sorted(matches, key=lambda m: (m.finished_at or 0, m.id))
+    return _apply({}, {}, ordered)
+
+
+async def recompute_stored_ratings(store: TournamentStore) -> tuple[int, list[RatingRow], bool]:
+    """Recompute every rating from the finished matches and store them.
+
+    Returns (matches read, the ratings, whether they equal the ratings stored before).
+    """
+    matches = await store.finished_matches()
+    current, history = compute(matches)
+    scopes = {row.scope for row in current}
+    before = {(r.scope, r.player): r for scope in scopes for r in await store.ratings(scope)}
+    same = before == {(r.scope, r.player): r for r in current}
+    taken = [(m.id, m.finished_at or 0) for m in matches]
+    await store.save_ratings(taken, current, history, replace=True)
+    return len(matches), current, same
+
+
+class RatingKeeper:
+    """Takes newly finished matches into the stored ratings."""
+
+    def __init__(self, store: TournamentStore) -> None:
+        self.store = store
+
+    async def catch_up(self) -> int:
+        """Rate the finished matches not taken in yet; returns how many were taken in."""
+        new = await self.store.unrated_matches()
+        if not new:
+            return 0
+        last = await self.store.last_rated()
+        first = (new[0].finished_at or 0, new[0].id)
+        if last is not None and first < last:
+            count, _, _ = await recompute_stored_ratings(self.store)
+            return count
+        scopes = {ALL_GAMES} | {m.game_name for m in new}
+        books = await _books(self.store, scopes)
+        counts = await _counts(self.store, scopes)
+        current, history = _apply(books, counts, new)
+        await self.store.save_ratings([(m.id, m.finished_at or 0) for m in new], current, history)
+        return len(new)

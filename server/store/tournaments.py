@@ -1,0 +1,278 @@
+"""Storage of tournaments, their awards (byes, forfeits) and the players' ratings.
+
+>>> tournaments = TournamentStore(store)        # doctest: +SKIP
+>>> await tournaments.create("cup-1a2b", spec, created_by="admin")  # doctest: +SKIP
+
+A companion of :class:`~server.store.Store` on the same engine and write lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from .errors import Conflict, NotFound
+from .records import MatchRow, MatchStatus
+from .store import Store, now_ms
+from .tables import matches
+from .tournament_tables import (
+    rated_matches,
+    rating_history,
+    ratings,
+    tournament_awards,
+    tournaments,
+)
+
+
+class TournamentRow(BaseModel):
+    """A tournament as kept: its spec (plain data) and where it is in its life."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    game: str
+    format: str
+    spec: dict[str, Any]
+    status: str
+    """``created``, ``running``, ``paused``, ``finished`` or ``cancelled``."""
+    pause_reason: str | None
+    cleared: list[str]
+    """Players an operator cleared after a failure."""
+    created_by: str
+    created_at: int
+    started_at: int | None
+    finished_at: int | None
+
+
+class RatingRow(BaseModel):
+    """A player's current rating in one scope (``*`` or a game)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scope: str
+    player: str
+    mu: float
+    sigma: float
+    matches: int
+
+
+class RatingHistoryRow(BaseModel):
+    """A player's rating just after one match."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scope: str
+    player: str
+    match_id: str
+    finished_at: int | None
+    mu: float
+    sigma: float
+
+
+class TournamentStore:
+    """Tournaments and ratings, on the tables of ``tournament_tables``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- tournaments -------------------------------------------------------------------
+
+    async def create(
+        self, tournament_id: str, spec: Mapping[str, Any], *, status: str, created_by: str
+    ) -> TournamentRow:
+        at = now_ms()
+        try:
+            async with self.store._writing() as connection:
+                await connection.execute(
+                    insert(tournaments).values(
+                        id=tournament_id,
+                        name=spec["name"],
+                        game=spec["game"],
+                        format=spec["format"],
+                        spec=dict(spec),
+                        status=status,
+                        cleared=[],
+                        created_by=created_by,
+                        created_at=at,
+                        started_at=at if status == "running" else None,
+                    )
+                )
+        except IntegrityError as error:
+            raise Conflict(f"a tournament with the id {tournament_id!r} exists already") from error
+        return await self.get(tournament_id)
+
+    async def get(self, tournament_id: str) -> TournamentRow:
+        async with self.store._reading() as connection:
+            row = (
+                await connection.execute(
+                    select(tournaments).where(tournaments.c.id == tournament_id)
+                )
+            ).first()
+        if row is None:
+            raise NotFound(f"no tournament with the id {tournament_id!r}")
+        return TournamentRow.model_validate(dict(row._mapping))
+
+    async def find(self, *, status: Sequence[str] | None = None) -> list[TournamentRow]:
+        """Tournaments, newest first, optionally only those in some statuses."""
+        query = select(tournaments).order_by(tournaments.c.created_at.desc(), tournaments.c.id)
+        if status is not None:
+            query = query.where(tournaments.c.status.in_(list(status)))
+        async with self.store._reading() as connection:
+            rows = await connection.execute(query)
+            return [TournamentRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def change(
+        self,
+        tournament_id: str,
+        *,
+        only_if: Sequence[str] | None = None,
+        **values: Any,
+    ) -> bool:
+        """Change some columns (status, pause_reason, spec, cleared, times); false if the
+        tournament was not in one of ``only_if``."""
+        query = update(tournaments).where(tournaments.c.id == tournament_id)
+        if only_if is not None:
+            query = query.where(tournaments.c.status.in_(list(only_if)))
+        async with self.store._writing() as connection:
+            result = await connection.execute(query.values(**values))
+        return result.rowcount == 1
+
+    async def matches(self, tournament_id: str) -> list[MatchRow]:
+        """Every match of the tournament, oldest first."""
+        query = (
+            select(matches)
+            .where(matches.c.tournament_id == tournament_id)
+            .order_by(matches.c.queued_at, matches.c.id)
+        )
+        async with self.store._reading() as connection:
+            rows = await connection.execute(query)
+            return [MatchRow.model_validate(dict(row._mapping)) for row in rows]
+
+    # -- awards ------------------------------------------------------------------------
+
+    async def add_awards(self, tournament_id: str, results: Sequence[Mapping[str, Any]]) -> int:
+        """Keep results decided without play; one already kept under its key is left alone."""
+        added = 0
+        for result in results:
+            try:
+                async with self.store._writing() as connection:
+                    await connection.execute(
+                        insert(tournament_awards).values(
+                            tournament_id=tournament_id,
+                            schedule_key=result["key"],
+                            result=dict(result),
+                            at=now_ms(),
+                        )
+                    )
+                added += 1
+            except IntegrityError:
+                continue
+        return added
+
+    async def awards(self, tournament_id: str) -> list[dict[str, Any]]:
+        async with self.store._reading() as connection:
+            rows = await connection.execute(
+                select(tournament_awards.c.result)
+                .where(tournament_awards.c.tournament_id == tournament_id)
+                .order_by(tournament_awards.c.at, tournament_awards.c.schedule_key)
+            )
+            return [dict(row.result) for row in rows]
+
+    # -- ratings -----------------------------------------------------------------------
+
+    async def unrated_matches(self) -> list[MatchRow]:
+        """Finished matches the ratings have not taken in, in the order they finished."""
+        taken = select(rated_matches.c.match_id)
+        query = (
+            select(matches)
+            .where(matches.c.status == MatchStatus.FINISHED.value, matches.c.id.not_in(taken))
+            .order_by(matches.c.finished_at, matches.c.id)
+        )
+        async with self.store._reading() as connection:
+            rows = await connection.execute(query)
+            return [MatchRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def finished_matches(self) -> list[MatchRow]:
+        """Every finished match, in the order they finished."""
+        query = (
+            select(matches)
+            .where(matches.c.status == MatchStatus.FINISHED.value)
+            .order_by(matches.c.finished_at, matches.c.id)
+        )
+        async with self.store._reading() as connection:
+            rows = await connection.execute(query)
+            return [MatchRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def last_rated(self) -> tuple[int, str] | None:
+        """(finished_at, match id) of the latest match taken in, if any."""
+        async with self.store._reading() as connection:
+            latest = await connection.scalar(select(func.max(rated_matches.c.finished_at)))
+            if latest is None:
+                return None
+            match_id = await connection.scalar(
+                select(func.max(rated_matches.c.match_id)).where(
+                    rated_matches.c.finished_at == latest
+                )
+            )
+        return int(latest), str(match_id)
+
+    async def ratings(self, scope: str) -> list[RatingRow]:
+        """Current ratings of one scope, best first (by mu minus three sigmas)."""
+        async with self.store._reading() as connection:
+            rows = await connection.execute(select(ratings).where(ratings.c.scope == scope))
+            found = [RatingRow.model_validate(dict(row._mapping)) for row in rows]
+        return sorted(found, key=lambda r: (-(r.mu - 3 * r.sigma), r.player))
+
+    async def player_ratings(self, player: str) -> list[RatingRow]:
+        async with self.store._reading() as connection:
+            rows = await connection.execute(
+                select(ratings).where(ratings.c.player == player).order_by(ratings.c.scope)
+            )
+            return [RatingRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def player_history(self, player: str, scope: str | None = None) -> list[RatingHistoryRow]:
+        query = select(rating_history).where(rating_history.c.player == player)
+        if scope is not None:
+            query = query.where(rating_history.c.scope == scope)
+        async with self.store._reading() as connection:
+            rows = await connection.execute(query.order_by(rating_history.c.id))
+            return [RatingHistoryRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def save_ratings(
+        self,
+        taken: Sequence[tuple[str, int]],
+        current: Sequence[RatingRow],
+        history: Sequence[RatingHistoryRow],
+        *,
+        replace: bool = False,
+    ) -> None:
+        """One transaction: the matches taken in, the new current ratings, the history.
+
+        With ``replace`` every rating table is emptied first (a recomputation).
+        """
+        async with self.store._writing() as connection:
+            if replace:
+                for table in (rated_matches, rating_history, ratings):
+                    await connection.execute(delete(table))
+            if taken:
+                await connection.execute(
+                    insert(rated_matches),
+                    [{"match_id": match_id, "finished_at": at} for match_id, at in taken],
+                )
+            for row in current:
+                await connection.execute(
+                    delete(ratings).where(
+                        ratings.c.scope == row.scope, ratings.c.player == row.player
+                    )
+                )
+            if current:
+                await connection.execute(insert(ratings), [row.model_dump() for row in current])
+            if history:
+                await connection.execute(
+                    insert(rating_history), [row.model_dump() for row in history]
+                )
