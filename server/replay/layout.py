@@ -182,14 +182,14 @@ def _draw_grid(facts: Sequence[RawTerm], grid: Grid) -> Board:
     outer_rows = outer[0] if len(outer) == 2 else ("",)
     outer_columns = outer[-1] if outer else ("",)
 
-    def place(outer_row: str, outer_column: str, row: str, column: str) -> tuple[str, ...]:
+    def locate(outer_row: str, outer_column: str, row: str, column: str) -> tuple[str, ...]:
         inner = (column, row) if swap else (row, column)
         prefix = {0: (), 1: (outer_column,), 2: (outer_row, outer_column)}[len(outer)]
         return (*prefix, *inner)
 
     all_places = tuple(
         tuple(
-            tuple(tuple(place(orow, ocol, row, column) for column in columns) for row in rows)
+            tuple(tuple(locate(orow, ocol, row, column) for column in columns) for row in rows)
             for ocol in outer_columns
         )
         for orow in outer_rows
