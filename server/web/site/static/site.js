@@ -1,0 +1,210 @@
+// The pages' only script: draws boards from the server's JSON drawings, follows a live match
+// over server-sent events and replays finished matches and uploaded logs. No dependencies.
+"use strict";
+(function () {
+  var COLOURS = {red: "#d1242f", white: "#fff", black: "#222", blue: "#1f6feb", yellow: "#e3b341", green: "#2da44e", orange: "#f0883e"};
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function piece(content) {
+    var span = el("span", "piece");
+    var colour = COLOURS[content.toLowerCase()];
+    if (colour) { span.className = "piece disc"; span.style.background = colour; span.title = content; }
+    else span.textContent = content;
+    return span;
+  }
+
+  function smallBoard(board, small, places, labels) {
+    var table = el("table", "grid");
+    table.dataset.functor = board.functor;
+    if (labels) {
+      var head = el("tr"); head.appendChild(el("th"));
+      board.columnLabels.forEach(function (label) { head.appendChild(el("th", "", label)); });
+      table.appendChild(head);
+    }
+    small.forEach(function (row, r) {
+      var tr = el("tr");
+      if (labels) tr.appendChild(el("th", "", board.rowLabels[r]));
+      row.forEach(function (content, c) {
+        var td = el("td");
+        td.dataset.place = places[r][c].join(" ");
+        td.dataset.content = content;
+        if (content) td.appendChild(piece(content));
+        tr.appendChild(td);
+      });
+      table.appendChild(tr);
+    });
+    return table;
+  }
+
+  function drawBoard(container, drawing) {
+    container.textContent = "";
+    if (!drawing) return;
+    drawing.boards.forEach(function (board) {
+      var outer = el("div", "outer");
+      outer.style.gridTemplateColumns = "repeat(" + board.boards[0].length + ", auto)";
+      var single = board.boards.length === 1 && board.boards[0].length === 1;
+      board.boards.forEach(function (outerRow, i) {
+        outerRow.forEach(function (small, j) {
+          outer.appendChild(smallBoard(board, small, board.places[i][j], single));
+        });
+      });
+      container.appendChild(outer);
+    });
+    if (drawing.facts.length) {
+      var list = el("ul", "facts-list");
+      drawing.facts.forEach(function (fact) { list.appendChild(el("li", "", fact)); });
+      container.appendChild(list);
+    }
+  }
+  window.ggpDrawBoard = drawBoard;
+
+  function Viewer(root) {
+    this.root = root;
+    this.frames = [];
+    this.index = 0;
+    this.following = true;
+    this.timer = null;
+    this.info = null;
+    this.end = null;
+    var self = this;
+    function $(id) { return root.querySelector("#" + id); }
+    this.$ = $;
+    $("first").onclick = function () { self.go(0); };
+    $("prev").onclick = function () { self.go(self.index - 1); };
+    $("next").onclick = function () { self.go(self.index + 1); };
+    $("last").onclick = function () { self.go(self.frames.length - 1); self.following = true; };
+    $("play").onclick = function () { self.toggle(); };
+    $("slider").oninput = function () { self.go(Number(this.value)); };
+  }
+  Viewer.prototype.reset = function () { this.frames = []; this.index = 0; this.end = null; this.following = true; this.$("moves").textContent = ""; this.$("errors").textContent = ""; };
+  Viewer.prototype.setInfo = function (info) {
+    this.info = info;
+    var table = this.$("roles"); table.textContent = "";
+    var head = el("tr");
+    ["Role", "Player", "Clock (ms)", "Goal"].forEach(function (t) { head.appendChild(el("th", "", t)); });
+    table.appendChild(head);
+    info.roles.forEach(function (role, i) {
+      var tr = el("tr"); tr.dataset.role = role;
+      tr.appendChild(el("td", "", role));
+      tr.appendChild(el("td", "", info.players[i] || ""));
+      tr.appendChild(el("td", "clock", "-"));
+      tr.appendChild(el("td", "goal-cell"));
+      table.appendChild(tr);
+    });
+    if (info.status) this.$("status").textContent = info.status;
+  };
+  Viewer.prototype.add = function (frame) {
+    if (this.frames.length && frame.step <= this.frames[this.frames.length - 1].step) return;
+    this.frames.push(frame);
+    var roles = this.info ? this.info.roles : [];
+    if (frame.moves) {
+      var times = frame.times || [];
+      var text = frame.moves.map(function (move, i) {
+        return move + (times[i] !== null && times[i] !== undefined ? " (" + times[i] + " ms)" : "");
+      }).join("  |  ");
+      var li = el("li", "", text); li.dataset.step = frame.step;
+      this.$("moves").appendChild(li);
+    }
+    var errors = this.$("errors");
+    (frame.errors || []).forEach(function (code, i) {
+      if (code) errors.appendChild(el("li", "", "step " + frame.step + ", " + (roles[i] || "role " + (i + 1)) + ": " + code));
+    });
+    this.$("slider").max = String(this.frames.length - 1);
+    if (this.following) this.go(this.frames.length - 1, true);
+  };
+  Viewer.prototype.go = function (index, keepFollowing) {
+    if (!this.frames.length) return;
+    index = Math.max(0, Math.min(index, this.frames.length - 1));
+    this.index = index;
+    if (!keepFollowing) this.following = index === this.frames.length - 1 && !this.end;
+    var frame = this.frames[index];
+    var board = this.$("board");
+    drawBoard(board, frame.board);
+    board.dataset.step = String(frame.step);
+    this.$("slider").value = String(index);
+    this.$("step-label").textContent = "step " + frame.step + " of " + this.frames[this.frames.length - 1].step;
+    var rows = this.$("roles").querySelectorAll("tr[data-role]");
+    rows.forEach(function (tr, i) {
+      var t = (frame.times || [])[i];
+      tr.querySelector(".clock").textContent = t === null || t === undefined ? "-" : String(t);
+    });
+    this.$("moves").querySelectorAll("li").forEach(function (li) {
+      li.classList.toggle("current", Number(li.dataset.step) === frame.step);
+    });
+    if (index >= this.frames.length - 1 && this.timer) this.toggle();
+  };
+  Viewer.prototype.toggle = function () {
+    var self = this;
+    if (this.timer) { clearInterval(this.timer); this.timer = null; this.$("play").innerHTML = "&#x25B6;"; return; }
+    if (this.index >= this.frames.length - 1) this.go(0);
+    this.$("play").innerHTML = "&#x23F8;";
+    this.timer = setInterval(function () { self.go(self.index + 1); }, Number(this.$("speed").value));
+  };
+  Viewer.prototype.finish = function (end) {
+    this.end = end;
+    var status = end.status + (end.reason ? " (" + end.reason + ")" : "");
+    this.$("status").textContent = status;
+    var goals = end.goals || [];
+    this.$("roles").querySelectorAll("tr[data-role]").forEach(function (tr, i) {
+      var cell = tr.querySelector(".goal-cell");
+      cell.textContent = "";
+      if (goals[i] !== undefined && goals[i] !== null) cell.appendChild(el("span", "goal", goals[i]));
+    });
+    this.root.dataset.ended = "1";
+  };
+
+  function follow(root) {
+    var viewer = new Viewer(root);
+    var source = new EventSource(root.dataset.events);
+    source.addEventListener("info", function (e) { viewer.setInfo(JSON.parse(e.data)); });
+    source.addEventListener("step", function (e) { viewer.add(JSON.parse(e.data)); });
+    source.addEventListener("end", function (e) {
+      source.close();
+      viewer.finish(JSON.parse(e.data));
+    });
+    source.onerror = function () { viewer.$("status").textContent = "reconnecting..."; };
+    source.onopen = function () { if (!viewer.end && viewer.info) viewer.$("status").textContent = "running"; };
+  }
+
+  function replay(root) {
+    var viewer = new Viewer(root);
+    var form = document.getElementById("replay-form");
+    var error = document.getElementById("replay-error");
+    function show(body) {
+      error.textContent = "";
+      fetch("/replay/frames", {method: "POST", headers: {"Content-Type": "application/json"}, body: body})
+        .then(function (r) { return r.json().then(function (data) { return [r.ok, data]; }); })
+        .then(function (pair) {
+          if (!pair[0]) { error.textContent = pair[1].error ? pair[1].error.message : "the log could not be read"; return; }
+          var data = pair[1];
+          viewer.reset(); viewer.setInfo(data.info);
+          data.frames.forEach(function (f) { viewer.add(f); });
+          viewer.finish(data.end);
+          viewer.go(0);
+        })
+        .catch(function () { error.textContent = "the log could not be read"; });
+    }
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var file = document.getElementById("log-file").files[0];
+      var url = document.getElementById("log-url").value;
+      if (file) file.text().then(show);
+      else if (url) show(JSON.stringify({url: url}));
+      else error.textContent = "choose a log file or give its URL";
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-drawing]").forEach(function (node) {
+      drawBoard(node, JSON.parse(node.dataset.drawing));
+    });
+    document.querySelectorAll(".viewer[data-events]").forEach(follow);
+    document.querySelectorAll(".viewer[data-replay]").forEach(replay);
+  });
+})();

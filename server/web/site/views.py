@@ -1,0 +1,303 @@
+"""The page handlers: HTML pages, their JSON and the live event stream of a match."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import ClientError, ClientSession, ClientTimeout, web
+from pydantic import ValidationError
+
+from server.errors import InvalidInput
+from server.games import game_text, is_bundled
+from server.records import MatchRecord
+from server.store import MatchStatus
+
+from .frames import Drawings, step_frame
+from .render import Pages
+
+if TYPE_CHECKING:
+    from server.web.service import Service
+
+STATIC = Path(str(resources.files(__package__) / "static"))
+PAGE_SIZE = 25
+KEEPALIVE_SECONDS = 5.0
+MAX_LOG_BYTES = 20_000_000
+
+
+class Site:
+    """The pages of one service."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.store = service.store
+        self.drawings = Drawings()
+        self.pages = Pages()
+
+    # -- pages -------------------------------------------------------------------------
+
+    def html(self, template: str, **context: Any) -> web.Response:
+        return web.Response(text=self.pages.render(template, **context), content_type="text/html")
+
+    async def home(self, request: web.Request) -> web.Response:
+        page = _page(request)
+        running = await self.store.list_matches(status=MatchStatus.RUNNING, limit=50)
+        queued = await self.store.list_matches(status=MatchStatus.QUEUED, limit=10)
+        recent = await self.store.list_matches(
+            status=MatchStatus.FINISHED, limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE
+        )
+        players = await self.store.list_players()
+        return self.html(
+            "home.html",
+            running=running,
+            queued=queued,
+            recent=recent[:PAGE_SIZE],
+            page=page,
+            more=len(recent) > PAGE_SIZE,
+            players=players,
+        )
+
+    async def match_page(self, request: web.Request) -> web.Response:
+        match = await self.store.get_match(request.match_info["id"])
+        return self.html("match.html", match=match)
+
+    async def replay_page(self, request: web.Request) -> web.Response:
+        return self.html("replay.html")
+
+    async def player_page(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        player = await self.store.get_player(name)
+        pings = await self.store.ping_history(name, limit=20)
+        matches = await self.store.list_matches(player=name, limit=200)
+        results: dict[tuple[str, str], list[int]] = {}
+        errors: list[tuple[str, int, str]] = []
+        for match in matches:
+            if match.goals is None:
+                continue
+            for index, seated in enumerate(match.players):
+                if seated == name and index < len(match.goals):
+                    results.setdefault((match.game_name, f"role {index + 1}"), []).append(
+                        match.goals[index]
+                    )
+        for match in matches[:20]:
+            for row in await self.store.steps(match.id):
+                for index, seated in enumerate(match.players):
+                    if seated == name and index < len(row.errors) and row.errors[index]:
+                        errors.append((match.id, row.step, row.errors[index]))
+        table = [
+            (game, role, len(goals), sum(goals) / len(goals), sum(g == 100 for g in goals))
+            for (game, role), goals in sorted(results.items())
+        ]
+        return self.html(
+            "player.html",
+            player=player,
+            pings=pings,
+            table=table,
+            errors=errors[:50],
+            matches=matches[:PAGE_SIZE],
+        )
+
+    async def game_page(self, request: web.Request) -> web.Response:
+        game = await self.store.get_game(request.match_info["name"])
+        grids = await self.drawings.grids(game.rules_text)
+        drawing: dict[str, Any] | None = None
+        try:
+            from server.gdl import Game
+
+            loaded = await asyncio.to_thread(Game.from_text, game.rules_text)
+            drawing = self.drawings.drawing(
+                f"game:{game.rules_hash}", 0, loaded.initial_state().to_ggp(), grids
+            )
+        except Exception:
+            drawing = None
+        return self.html(
+            "game.html",
+            game=game,
+            drawing=json.dumps(drawing),
+            lint=game.lint_report or {},
+        )
+
+    # -- data --------------------------------------------------------------------------
+
+    async def match_events(self, request: web.Request) -> web.StreamResponse:
+        """Server-sent events: ``info``, every stored step, then live steps and ``end``."""
+        match_id = request.match_info["id"]
+        match = await self.store.get_match(match_id)
+        game = await self.store.get_game(match.game_name, match.game_version)
+        subscription = self.service.live.subscribe(match_id)
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        await response.prepare(request)
+        try:
+            await response.write(b"retry: 1000\n\n")
+            await _send(response, "info", _info(match, game.roles))
+            grids = await self.drawings.grids(game.rules_text)
+            last = -1
+            for row in await self.store.steps(match_id):
+                drawing = self.drawings.drawing(match_id, row.step, row.state, grids)
+                await _send(response, "step", step_frame(row, drawing))
+                last = row.step
+            match = await self.store.get_match(match_id)
+            if match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED):
+                await _send(response, "end", _end(match))
+                return response
+            while not subscription.behind:
+                try:
+                    async with asyncio.timeout(KEEPALIVE_SECONDS):
+                        payload = await subscription.queue.get()
+                except TimeoutError:
+                    match = await self.store.get_match(match_id)
+                    if match.status in (MatchStatus.FINISHED, MatchStatus.ABORTED):
+                        await _send(response, "end", _end(match))
+                        return response
+                    await response.write(b": keepalive\n\n")
+                    continue
+                if payload["kind"] == "step" and payload["step"] > last:
+                    drawing = self.drawings.drawing(
+                        match_id, payload["step"], payload["state"], grids
+                    )
+                    await _send(response, "step", step_frame(payload, drawing))
+                    last = payload["step"]
+                elif payload["kind"] == "end":
+                    await _send(
+                        response,
+                        "end",
+                        {
+                            "status": "finished",
+                            "reason": payload["reason"],
+                            "goals": payload["goals"],
+                        },
+                    )
+                    return response
+        except (ConnectionResetError, asyncio.CancelledError):
+            raise
+        finally:
+            self.service.live.unsubscribe(subscription)
+        return response
+
+    async def replay_frames(self, request: web.Request) -> web.Response:
+        """A ggp.org log (uploaded as JSON, or fetched from ``url``) as frames for the pages."""
+        body = await request.read()
+        try:
+            data = json.loads(body or b"null")
+        except (ValueError, UnicodeDecodeError) as error:
+            raise InvalidInput("the log is not JSON", field="log") from error
+        if isinstance(data, dict) and set(data) == {"url"}:
+            data = await _fetch_log(str(data["url"]))
+        if isinstance(data, dict) and "data" in data and "states" not in data:
+            data = data["data"]  # an archive line {"url": ..., "data": ...}
+        if not isinstance(data, dict):
+            raise InvalidInput("a match log is a JSON object", field="log")
+        try:
+            record = MatchRecord.model_validate(data)
+        except ValidationError as error:
+            raise InvalidInput(
+                f"this is not a ggp.org match log: {error.errors()[0]['msg']}"
+            ) from error
+        rules = record.game_rulesheet
+        if rules is None and record.game_name and is_bundled(record.game_name):
+            rules = game_text(record.game_name)
+        grids = await self.drawings.grids(rules, record.states)
+        frames = []
+        for index, state in enumerate(record.states):
+            frames.append(
+                {
+                    "step": index,
+                    "moves": record.moves[index - 1] if 0 < index <= len(record.moves) else None,
+                    "errors": _at(record.errors, index) or [],
+                    "times": _at(record.response_times, index) or [],
+                    "board": self.drawings.drawing(f"log:{record.match_id}", index, state, grids),
+                }
+            )
+        roles = record.game_role_names or [
+            f"role {n + 1}" for n in range(len((record.moves or [[]])[0]))
+        ]
+        return web.json_response(
+            {
+                "info": {
+                    "id": record.match_id,
+                    "game": record.game_name or record.game_meta_url or "",
+                    "roles": roles,
+                    "players": record.player_names_from_host or [],
+                    "playclock": record.play_clock,
+                },
+                "frames": frames,
+                "end": {
+                    "status": "finished" if record.is_completed else "aborted",
+                    "reason": str(record.end_reason or ""),
+                    "goals": record.goal_values,
+                },
+            }
+        )
+
+
+def _at(values: list[Any] | None, index: int) -> Any:
+    return values[index] if values is not None and index < len(values) else None
+
+
+def _page(request: web.Request) -> int:
+    text = request.query.get("page", "0")
+    return int(text) if text.isdigit() and int(text) < 100_000 else 0
+
+
+def _info(match: Any, roles: list[str]) -> dict[str, Any]:
+    return {
+        "id": match.id,
+        "game": match.game_name,
+        "roles": roles,
+        "players": [name or "random" for name in match.players],
+        "status": match.status.value,
+        "playclock": match.play_clock,
+        "startclock": match.start_clock,
+    }
+
+
+def _end(match: Any) -> dict[str, Any]:
+    return {"status": match.status.value, "reason": match.end_reason, "goals": match.goals}
+
+
+async def _send(response: web.StreamResponse, event: str, data: dict[str, Any]) -> None:
+    text = json.dumps(data, separators=(",", ":"))
+    await response.write(f"event: {event}\ndata: {text}\n\n".encode())
+
+
+async def _fetch_log(url: str) -> Any:
+    if not url.startswith(("http://", "https://")):
+        raise InvalidInput("the log's URL must start with http:// or https://", field="url")
+    try:
+        async with (
+            ClientSession(timeout=ClientTimeout(total=10)) as session,
+            session.get(url) as reply,
+        ):
+            if reply.status != 200:
+                raise InvalidInput(f"the log's URL answered {reply.status}", field="url")
+            body = await reply.content.read(MAX_LOG_BYTES + 1)
+    except (ClientError, TimeoutError, ValueError) as error:
+        raise InvalidInput(f"the log could not be fetched: {error}", field="url") from error
+    if len(body) > MAX_LOG_BYTES:
+        raise InvalidInput("the log is too large", field="url")
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise InvalidInput("the log at that URL is not JSON", field="url") from error
+
+
+def add_site(app: web.Application, service: Service) -> None:
+    """Add the pages, their data and the static files to ``app``."""
+    site = Site(service)
+    app.router.add_get("/", site.home)
+    app.router.add_get("/matches/{id}", site.match_page)
+    app.router.add_get("/matches/{id}/events", site.match_events)
+    app.router.add_get("/replay", site.replay_page)
+    app.router.add_post("/replay/frames", site.replay_frames)
+    app.router.add_get("/players/{name}", site.player_page)
+    app.router.add_get("/games/{name}", site.game_page)
+    app.router.add_static("/static/", STATIC)
