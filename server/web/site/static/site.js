@@ -143,7 +143,7 @@
     var self = this;
     if (this.timer) { clearInterval(this.timer); this.timer = null; this.$("play").innerHTML = "&#x25B6;"; return; }
     if (this.index >= this.frames.length - 1) this.go(0);
-    this.$("play").innerHTML = "&#x23F8;";
+    this.$("play").innerHTML = "&#x7C;&#x7C;";
     this.timer = setInterval(function () { self.go(self.index + 1); }, Number(this.$("speed").value));
   };
   Viewer.prototype.finish = function (end) {
