@@ -165,3 +165,86 @@ async def test_every_seed_game_draws_on_its_match_page(
         await page.screenshot(path=str(SCREENSHOTS / "home.png"), full_page=True)
         await page.goto(str(client.make_url("/players/rnd")))
         assert await page.inner_text("#player-status") in {"available", "busy"}
+
+
+async def test_a_person_plays_a_whole_match_against_the_random_player_by_clicking(
+    tmp_path: Path, sqlite_url: str, browser: Any
+) -> None:
+    async with (
+        local_players(["random", "legal"], seed=11) as urls,
+        running_service(tmp_path, sqlite_url) as (_, client),
+    ):
+        await register_two(client, urls)
+        page = await browser.new_page(viewport={"width": 390, "height": 844})
+        await page.goto(str(client.make_url("/play")))
+        await page.select_option("#play-game", "tictactoex9")
+        await page.select_option("#play-role", "xplayer")
+        await page.select_option("#play-opponent", "rnd")
+        await page.click("#play-form button[type=submit]")
+        await page.wait_for_url("**/play/*")
+        clicks = 0
+        while True:
+            await page.wait_for_selector("#board td.clickable, .viewer[data-ended]", timeout=60_000)
+            if await page.locator(".viewer[data-ended]").count():
+                break
+            assert "s left" in await page.inner_text("#countdown")
+            step = await page.get_attribute("#board", "data-step")
+            await page.locator("#board td.clickable").first.click()
+            clicks += 1
+            await page.wait_for_function(
+                f"document.getElementById('board').dataset.step !== '{step}'"
+                " || document.querySelector('.viewer[data-ended]')",
+                timeout=60_000,
+            )
+        match_id = (await page.get_attribute("#log-link", "href") or "").split("/")[3]
+        log = await (await client.get(f"/api/matches/{match_id}/log")).json()
+        await page.screenshot(path=str(SCREENSHOTS / "play-tictactoex9.png"), full_page=True)
+    assert log["isCompleted"] and log["endReason"] == "terminal"
+    mine = [moves[0] for moves in log["moves"] if moves[0] != "noop"]
+    assert len(mine) == clicks >= 3
+    assert not any(errors[0] for errors in log["errors"]), (
+        "every clicked move was legal and in time"
+    )
+    goals = await page.locator(".goal").all_inner_texts()
+    assert [int(goal) for goal in goals] == log["goalValues"]
+
+
+async def test_admin_pages_refuse_to_act_without_the_token(
+    tmp_path: Path, sqlite_url: str, browser: Any
+) -> None:
+    async with running_service(tmp_path, sqlite_url) as (_, client):
+        page = await browser.new_page()
+        await page.goto(str(client.make_url("/admin")))
+        await page.fill("#register-form input[name=name]", "intruder")
+        await page.fill("#register-form input[name=url]", "http://127.0.0.1:9/")
+        await page.click("#register-form button")
+        await page.wait_for_selector("#admin-result[data-status]")
+        assert await page.get_attribute("#admin-result", "data-status") == "401"
+        assert "refused" in await page.inner_text("#admin-result")
+        assert (await client.get("/api/players/intruder")).status == 404
+        await page.fill("#upload-form input[name=name]", "mine")
+        await page.fill("#upload-form textarea", "(role a)")
+        await page.click("#upload-form button")
+        await page.wait_for_function(
+            "document.getElementById('admin-result').dataset.status === '401'"
+        )
+        await page.fill("#admin-token", "wrong token")
+        await page.click("#register-form button")
+        await page.wait_for_function(
+            "document.getElementById('admin-result').dataset.status === '401'"
+        )
+        assert (await client.get("/api/players/intruder")).status == 404
+        # with the token the same form acts
+        await page.fill("#admin-token", ADMIN_HEADERS["Authorization"].split()[1])
+        await page.evaluate("document.getElementById('admin-result').dataset.status = ''")
+        await page.click("#register-form button")
+        await page.wait_for_function(
+            "document.getElementById('admin-result').dataset.status === '201'"
+        )
+        assert (await client.get("/api/players/intruder")).status == 200
+        await page.fill("#suspend-form input[name=name]", "intruder")
+        await page.click("#suspend-form button")
+        await page.wait_for_function(
+            "document.getElementById('admin-result').dataset.status === '200'"
+        )
+        assert (await (await client.get("/api/players/intruder")).json())["suspended"] is True

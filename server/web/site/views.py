@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import ClientError, ClientSession, ClientTimeout, web
 from pydantic import ValidationError
 
-from server.errors import InvalidInput
+from server.errors import Clash, InvalidInput, Missing
 from server.games import game_text, is_bundled
 from server.records import MatchRecord
+from server.runner import MatchRequest, queue_match
 from server.store import MatchStatus
 
 from .frames import Drawings, step_frame
+from .human import Seat, Seats
 from .render import Pages
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ class Site:
         self.store = service.store
         self.drawings = Drawings()
         self.pages = Pages()
+        self.seats = Seats()
 
     # -- pages -------------------------------------------------------------------------
 
@@ -119,6 +122,78 @@ class Site:
             drawing=json.dumps(drawing),
             lint=game.lint_report or {},
         )
+
+    async def admin_page(self, request: web.Request) -> web.Response:
+        games = await self.store.list_games()
+        return self.html("admin.html", games=games)
+
+    # -- a person against a bot --------------------------------------------------------
+
+    async def play_form(self, request: web.Request) -> web.Response:
+        games = await self.store.list_games()
+        players = [p for p in await self.store.list_players() if not p.name.startswith("human-")]
+        return self.html("play_form.html", games=games, players=players)
+
+    async def play_create(self, request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        game = await self.store.get_game(str(form.get("game", "")))
+        role = str(form.get("role", ""))
+        opponent = str(form.get("opponent", "")) or None
+        if role not in game.roles:
+            raise InvalidInput(f"{game.name} has the roles {', '.join(game.roles)}", field="role")
+        if opponent is not None:
+            await self.store.get_player(opponent)  # 404 for an unknown player
+        clock = str(form.get("playclock", "20"))
+        play_clock = int(clock) if clock.isdigit() and 5 <= int(clock) <= 300 else 20
+        seat = self.seats.new(role)
+        if seat is None:
+            raise InvalidInput("too many people are playing; try again later")
+        await self.store.add_player(
+            seat.player_name,
+            f"http://{request.host}/human/{seat.id}",
+            notes="a person playing in the browser",
+        )
+        players = [seat.player_name if name == role else opponent for name in game.roles]
+        match = await queue_match(
+            self.store,
+            MatchRequest(game=game.name, players=players, start_clock=10, play_clock=play_clock),
+        )
+        seat.match_id = match.id
+        self.service.runner.wake()
+        raise web.HTTPSeeOther(f"/play/{seat.id}")
+
+    def seat(self, request: web.Request) -> Seat:
+        seat = self.seats.get(request.match_info["seat"])
+        if seat is None or seat.match_id is None:
+            raise Missing("no such seat (the service may have restarted)")
+        return seat
+
+    async def play_page(self, request: web.Request) -> web.Response:
+        seat = self.seat(request)
+        assert seat.match_id is not None
+        match = await self.store.get_match(seat.match_id)
+        return self.html("play.html", match=match, seat=seat)
+
+    async def play_turn(self, request: web.Request) -> web.Response:
+        seat = self.seat(request)
+        return web.json_response({"role": seat.role, "turn": seat.human.turn})
+
+    async def play_move(self, request: web.Request) -> web.Response:
+        seat = self.seat(request)
+        try:
+            move = str((await request.json())["move"])
+        except (ValueError, KeyError, TypeError) as error:
+            raise InvalidInput('send {"move": "..."}', field="move") from error
+        if not seat.human.choose(move):
+            raise Clash("that move is not awaited now (not your turn, or not legal)")
+        return web.json_response({"ok": True})
+
+    async def human_endpoint(self, request: web.Request) -> web.StreamResponse:
+        """The GGP side of a seat: the match manager talks to it like any player."""
+        seat = self.seats.get(request.match_info["seat"])
+        if seat is None:
+            raise Missing("no such seat")
+        return await seat.agent.handle(request)
 
     # -- data --------------------------------------------------------------------------
 
@@ -300,4 +375,11 @@ def add_site(app: web.Application, service: Service) -> None:
     app.router.add_post("/replay/frames", site.replay_frames)
     app.router.add_get("/players/{name}", site.player_page)
     app.router.add_get("/games/{name}", site.game_page)
+    app.router.add_get("/admin", site.admin_page)
+    app.router.add_get("/play", site.play_form)
+    app.router.add_post("/play", site.play_create)
+    app.router.add_get("/play/{seat}", site.play_page)
+    app.router.add_get("/play/{seat}/turn", site.play_turn)
+    app.router.add_post("/play/{seat}/move", site.play_move)
+    app.router.add_route("*", "/human/{seat}", site.human_endpoint)
     app.router.add_static("/static/", STATIC)

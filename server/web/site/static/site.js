@@ -200,7 +200,104 @@
     });
   }
 
+  // A person's turn: the legal moves as buttons, squares a move ends on clickable, a countdown.
+  function moveArguments(move) {
+    return move.replace(/[()]/g, " ").trim().split(/\s+/).slice(1).join(" ");
+  }
+
+  function playPanel(panel) {
+    var text = document.getElementById("turn-text");
+    var countdown = document.getElementById("countdown");
+    var legal = document.getElementById("legal");
+    var shown = null;
+    var deadline = 0;
+    function send(move) {
+      fetch(panel.dataset.move, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({move: move})})
+        .then(function (r) {
+          shown = null; legal.textContent = ""; clearClickable();
+          text.textContent = r.ok ? "Sent " + move : "Not sent: it is not your turn any more";
+        });
+    }
+    function clearClickable() {
+      document.querySelectorAll("#board td.clickable").forEach(function (td) { td.classList.remove("clickable"); td.onclick = null; });
+    }
+    function markClickable(moves) {
+      clearClickable();
+      var board = document.getElementById("board");
+      if (!shown || Number(board.dataset.step) !== shown.step) return;  // the board is behind
+      document.querySelectorAll("#board td[data-place]").forEach(function (td) {
+        var place = td.dataset.place;
+        var ending = moves.filter(function (m) { var a = moveArguments(m); return a === place || a.endsWith(" " + place); });
+        if (ending.length === 1) { td.classList.add("clickable"); td.onclick = function () { send(ending[0]); }; }
+      });
+    }
+    new MutationObserver(function () { if (shown) markClickable(shown.legal); })
+      .observe(document.getElementById("board"), {attributes: true, attributeFilter: ["data-step"]});
+    function poll() {
+      if (document.querySelector(".viewer[data-ended]")) { text.textContent = "The match is over."; countdown.textContent = ""; legal.textContent = ""; clearClickable(); return; }
+      fetch(panel.dataset.turn).then(function (r) { return r.json(); }).then(function (data) {
+        var turn = data.turn;
+        if (!turn) { if (!shown) text.textContent = "Waiting for the other players..."; shown = null; legal.textContent = ""; clearClickable(); return; }
+        deadline = Date.now() + turn.seconds_left * 1000;
+        if (shown && shown.step === turn.step) return;
+        shown = turn;
+        countdown.textContent = Math.ceil(turn.seconds_left) + " s left";
+        text.textContent = "Your move (" + data.role + "):";
+        legal.textContent = "";
+        turn.legal.forEach(function (move) {
+          var button = el("button", "move", move); button.type = "button";
+          button.onclick = function () { send(move); };
+          legal.appendChild(button);
+        });
+        markClickable(turn.legal);
+      }).catch(function () {}).then(function () { setTimeout(poll, 300); });
+    }
+    setInterval(function () {
+      countdown.textContent = shown ? Math.max(0, Math.ceil((deadline - Date.now()) / 1000)) + " s left" : "";
+    }, 200);
+    poll();
+  }
+
+  function playForm(form) {
+    var game = document.getElementById("play-game");
+    var role = document.getElementById("play-role");
+    game.onchange = function () {
+      role.textContent = "";
+      game.selectedOptions[0].dataset.roles.split(" ").forEach(function (r) { role.appendChild(el("option", "", r)); });
+    };
+  }
+
+  // Admin forms: each sends its fields to the API with the token; the API refuses without it.
+  function adminForm(form) {
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var result = document.getElementById("admin-result");
+      var path = form.dataset.path;
+      var body = {};
+      Array.prototype.forEach.call(form.elements, function (field) {
+        if (!field.name) return;
+        var key = "{" + field.name + "}";
+        if (path.indexOf(key) >= 0) { path = path.replace(key, encodeURIComponent(field.value)); return; }
+        body[field.name] = field.dataset.type === "bool" ? field.value === "true" : field.value;
+      });
+      var token = document.getElementById("admin-token").value;
+      var headers = {"Content-Type": "application/json"};
+      if (token) headers.Authorization = "Bearer " + token;
+      fetch(path, {method: form.dataset.method, headers: headers, body: JSON.stringify(body)})
+        .then(function (r) { return r.text().then(function (t) { return [r.status, t]; }); })
+        .then(function (pair) {
+          var message = "done (" + pair[0] + ")";
+          try { var data = JSON.parse(pair[1]); if (data && data.error) message = "refused (" + pair[0] + "): " + data.error.message; } catch (err) { /* an empty answer */ }
+          result.textContent = message;
+          result.dataset.status = String(pair[0]);
+        });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("#turn-panel").forEach(playPanel);
+    document.querySelectorAll("#play-form").forEach(playForm);
+    document.querySelectorAll("form.admin[data-path]").forEach(adminForm);
     document.querySelectorAll("[data-drawing]").forEach(function (node) {
       drawBoard(node, JSON.parse(node.dataset.drawing));
     });
