@@ -49,6 +49,8 @@ class HumanPlayer(Player):
 
     def play(self, match: PlayerMatch, state: State) -> Term:
         legal = match.game.legal_moves(state, match.role)
+        if len(legal) == 1:  # nothing to choose (often noop while another role moves)
+            return legal[0]
         while not self.moves.empty():  # a click from an earlier turn
             self.moves.get_nowait()
         wait = max(0.0, match.time_left() - REPLY_MARGIN)
