@@ -168,3 +168,41 @@ async def test_a_slow_viewer_is_dropped_and_never_blocks_publishing() -> None:
             quick.queue.get_nowait()
     assert slow.behind and not quick.behind
     assert hub.viewers("m") == 1 and hub.dropped == 1
+
+
+async def test_a_seat_takes_only_legal_moves_on_its_turn(tmp_path: Path, sqlite_url: str) -> None:
+    async with running_service(tmp_path, sqlite_url) as (_, client):
+        wrong = await client.post("/play", data={"game": "tictactoex9", "role": "nobody"})
+        assert wrong.status == 400 and "xplayer" in (await wrong.json())["error"]["message"]
+        assert (await client.get("/play/nope")).status == 404
+        assert (await client.post("/human/nope", data="(info)")).status == 404
+        created = await client.post(
+            "/play",
+            data={"game": "tictactoex9", "role": "oplayer", "opponent": "", "playclock": "30"},
+            allow_redirects=False,
+        )
+        assert created.status == 303, await created.text()
+        seat = created.headers["Location"].rsplit("/", 1)[1]
+        async with asyncio.timeout(30):
+            while True:
+                turn = await (await client.get(f"/play/{seat}/turn")).json()
+                if turn["turn"] is not None:
+                    break
+                await asyncio.sleep(0.1)
+        assert turn["role"] == "oplayer" and turn["turn"]["step"] == 1
+        assert 0 < turn["turn"]["seconds_left"] <= 30
+        illegal = await client.post(f"/play/{seat}/move", json={"move": "(mark 9 9 9 9)"})
+        assert illegal.status == 409
+        legal = turn["turn"]["legal"][0]
+        assert (await client.post(f"/play/{seat}/move", json={"move": legal})).status == 200
+        matches = await (await client.get("/api/matches")).json()
+        (match,) = matches
+        assert match["players"][1] == f"human-{seat}"
+        async with asyncio.timeout(30):
+            while True:
+                log = await (await client.get(f"/api/matches/{match['id']}/log")).json()
+                if len(log["moves"]) >= 2:
+                    break
+                await asyncio.sleep(0.1)
+        assert log["moves"][1][1].replace(" ", "") == legal.replace(" ", "")
+        await client.post(f"/api/matches/{match['id']}/abort", headers=ADMIN_HEADERS)

@@ -13,11 +13,12 @@ from pydantic import ValidationError
 
 from server.errors import Clash, InvalidInput, Missing
 from server.games import game_text, is_bundled
+from server.gdl import Game
 from server.records import MatchRecord
 from server.runner import MatchRequest, queue_match
 from server.store import MatchStatus
 
-from .frames import Drawings, step_frame
+from .frames import Drawings, draw, step_frame
 from .human import Seat, Seats
 from .render import Pages
 
@@ -39,6 +40,7 @@ class Site:
         self.drawings = Drawings()
         self.pages = Pages()
         self.seats = Seats()
+        self.initial_drawings: dict[str, dict[str, Any]] = {}
 
     # -- pages -------------------------------------------------------------------------
 
@@ -105,17 +107,15 @@ class Site:
 
     async def game_page(self, request: web.Request) -> web.Response:
         game = await self.store.get_game(request.match_info["name"])
-        grids = await self.drawings.grids(game.rules_text)
-        drawing: dict[str, Any] | None = None
-        try:
-            from server.gdl import Game
-
-            loaded = await asyncio.to_thread(Game.from_text, game.rules_text)
-            drawing = self.drawings.drawing(
-                f"game:{game.rules_hash}", 0, loaded.initial_state().to_ggp(), grids
-            )
-        except Exception:
-            drawing = None
+        drawing = self.initial_drawings.get(game.rules_hash)
+        if drawing is None:
+            grids = await self.drawings.grids(game.rules_text)
+            try:
+                loaded = await asyncio.to_thread(Game.from_text, game.rules_text)
+                drawing = draw(loaded.initial_state().to_ggp(), grids)
+            except Exception:  # rules the engine refuses are shown without a picture
+                drawing = {"boards": [], "facts": []}
+            self.initial_drawings[game.rules_hash] = drawing
         return self.html(
             "game.html",
             game=game,
