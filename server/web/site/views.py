@@ -252,8 +252,8 @@ class Site:
                         },
                     )
                     return response
-        except (ConnectionResetError, asyncio.CancelledError):
-            raise
+        except ConnectionResetError:
+            pass  # the viewer left
         finally:
             self.service.live.unsubscribe(subscription)
         return response
