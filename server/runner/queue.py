@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from server.errors import InvalidInput
 from server.gdl import Game
 from server.match import MatchConfig, MatchRunner, Player, default_step_limit, new_match_id
+from server.match.events import Observer
 from server.match.transport import PlayerAddress, send_message
 from server.protocol import Abort, render
 from server.records import EndReason, MatchRecord, SubstitutePolicy
@@ -153,12 +154,15 @@ class QueueRunner:
         *,
         metrics: RunnerMetrics | None = None,
         pre_match_check: PreMatchCheck | None = None,
+        watchers: Sequence[Observer] = (),
     ) -> None:
         self.store = store
         self.key = key
         self.settings = settings or RunnerSettings()
         self.metrics = metrics or RunnerMetrics()
         self.pre_match_check = pre_match_check
+        self.watchers = tuple(watchers)
+        """More observers of every match (the live pages' hub), after the store's."""
         self.running: dict[str, MatchRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._seats: Counter[str] = Counter()
@@ -397,7 +401,7 @@ class QueueRunner:
             config,
             game_name=match.game_name,
             match_id=match.id,
-            observers=[observer, self.metrics.watcher()],
+            observers=[observer, self.metrics.watcher(), *self.watchers],
         )
         self.running[match.id] = runner
         # The match runs in a task of its own, so that aborting it never cancels this one.

@@ -25,8 +25,8 @@ from server.store import MatchStatus
 from . import models
 from .auth import Actor, authenticate
 from .errors import MAX_BODY, ErrorAnswer, error_middleware, error_response, validation_response
-from .pages import home_page
 from .tournament_routes import tournament_routes
+from .site import add_site
 
 if TYPE_CHECKING:
     from .service import Service
@@ -317,10 +317,6 @@ class Api:
 
         return web.json_response(openapi_document(ROUTES))
 
-    async def home(self, request: web.Request) -> web.Response:
-        matches = await self.store.list_matches(limit=50)
-        return web.Response(text=home_page(matches), content_type="text/html")
-
 
 ROUTES: tuple[Route, ...] = (
     Route(
@@ -429,7 +425,6 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route("GET", "/metrics", Api.metrics, "Prometheus metrics"),
     Route("GET", "/openapi.json", Api.openapi, "This document"),
-    Route("GET", "/", Api.home, "A page listing the latest matches"),
     *tournament_routes(),
 )
 
@@ -462,6 +457,7 @@ def build_app(service: Service) -> web.Application:
             return bound
 
         app.router.add_route(route.method, route.path, bind(route.handler))
+    add_site(app, service)
     return app
 
 

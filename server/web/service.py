@@ -27,6 +27,7 @@ from server.store import Store
 
 from .auth import admin_token_hash
 from .settings import ServiceSettings
+from .site.hub import LiveHub
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,8 @@ class Service:
         self.executor: ProcessPoolExecutor | None = None
         self.extra_cleanup = contextlib.AsyncExitStack()
         self.started = False
+        self.live = LiveHub()
+        """Live match events for the pages' viewers."""
 
     @property
     def key(self) -> Ed25519PrivateKey:
@@ -97,6 +100,7 @@ class Service:
                 ),
                 metrics=self.metrics,
                 pre_match_check=self.registry.check_before_match,
+                watchers=[self.live.publish],
             )
             await self._runner.start()
             self.tournaments = TournamentDriver(
