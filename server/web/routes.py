@@ -25,8 +25,8 @@ from server.store import MatchStatus
 from . import models
 from .auth import Actor, authenticate
 from .errors import MAX_BODY, ErrorAnswer, error_middleware, error_response, validation_response
-from .tournament_routes import tournament_routes
 from .site import add_site
+from .tournament_routes import tournament_routes
 
 if TYPE_CHECKING:
     from .service import Service
