@@ -458,7 +458,8 @@ class MatchRunner:
         self, state: Position, previous: list[RawTerm] | None
     ) -> tuple[Position, list[RawTerm], bool]:
         legal = state.legal or [[] for _ in self.roles]
-        play = Play(match_id=self.match_id, moves=previous)
+        # The moves are the rules' own legal moves, already raw terms: no re-validation.
+        play = Play.model_construct(match_id=self.match_id, moves=previous)
         messages: list[Message | None] = [
             None if player is None or self._forfeited[index] else play
             for index, player in enumerate(self.players)
