@@ -14,7 +14,8 @@ without, with ``--no-logs``), and prints one row per mode:
 
 Usage: ``python benchmarks/match_throughput.py [--game NAME] [--matches N]
 [--concurrency C] [--playclock S] [--port-range LOW-HIGH] [--no-logs] [--no-fsync]
-[--list-columns]``
+[--loop auto|asyncio|uvloop] [--list-columns]``; the server runs on uvloop when it is
+installed (the ``fast`` extra) unless ``--loop asyncio``
 """
 
 from __future__ import annotations
