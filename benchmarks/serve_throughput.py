@@ -1,7 +1,7 @@
 """The hosting service under load: many short matches queued through its REST API.
 
-Starts two random-player processes (each takes any number of matches at once),
-starts a real ``Service`` (SQLite in a temporary folder, or ``--database URL``) on a
+Starts ``--player-processes`` light random players (``support/fast_players.py``: each
+process takes any number of matches at once and never lags the server), starts a real ``Service`` (SQLite in a temporary folder, or ``--database URL``) on a
 loopback port, registers the players, queues ``--matches`` matches of ``--game``
 through ``POST /api/matches`` and waits until every one has ended.  Every step is
 written to the database and every log signed, as in production.  Prints one row:
@@ -12,7 +12,8 @@ written to the database and every log signed, as in production.  Prints one row:
   replies recorded as timeouts; 0 when the server kept up).
 
 Usage: ``python benchmarks/serve_throughput.py [--database URL] [--game NAME]
-[--matches N] [--concurrency C] [--playclock S]``; ``--list-columns`` prints the
+[--matches N] [--concurrency C] [--playclock S] [--player-processes N]
+[--loop auto|asyncio|uvloop]``; ``--list-columns`` prints the
 column names, one per line.
 """
 
@@ -24,8 +25,11 @@ import contextlib
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
+
+from support.fast_players import fast_player_process
 
 COLUMNS = (
     "database",
@@ -41,34 +45,6 @@ COLUMNS = (
     "missed_deadlines",
 )
 TOKEN = "benchmark-token"
-
-
-async def serve_random_player(seed: int) -> None:
-    """The player process: a random player taking any number of matches at once."""
-    from players.agent import PlayerAgent
-    from players.registry import create_player
-    from players.serve import running
-
-    agent = PlayerAgent(create_player("random", seed=seed), max_matches=1_000_000)
-    async with running(agent, "127.0.0.1", 0) as url:
-        print(f"listening on {url}", flush=True)
-        await asyncio.Event().wait()
-
-
-@contextlib.asynccontextmanager
-async def player_process(seed: int) -> AsyncIterator[str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--serve-player", str(seed), stdout=asyncio.subprocess.PIPE
-    )
-    assert process.stdout is not None
-    try:
-        line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
-        if not line.startswith("listening on "):
-            raise RuntimeError(f"the player process did not start: {line!r}")
-        yield line.split()[-1]
-    finally:
-        process.terminate()
-        await process.wait()
 
 
 async def benchmark(args: argparse.Namespace) -> dict[str, object]:
@@ -104,21 +80,21 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     metrics = service.metrics
     peak = 0
     try:
-        async with (
-            player_process(1) as first,
-            player_process(2) as second,
-            aiohttp.ClientSession(headers=headers) as session,
-        ):
-            for name, player_url in (("p1", first), ("p2", second)):
-                body = {"name": name, "url": player_url, "max_matches": 1000}
+        async with contextlib.AsyncExitStack() as stack:
+            session = await stack.enter_async_context(aiohttp.ClientSession(headers=headers))
+            names = []
+            for index in range(max(2, args.player_processes)):
+                player_url = await stack.enter_async_context(fast_player_process(index + 1))
+                names.append(f"p{index + 1}")
+                body = {"name": names[-1], "url": player_url, "max_matches": args.matches}
                 async with session.post(f"{base}/api/players", json=body) as response:
                     assert response.status == 201, await response.text()
             cpu_started = time.process_time()
             wall_started = time.monotonic()
-            for _ in range(args.matches):
+            for number in range(args.matches):
                 body = {
                     "game": args.game,
-                    "players": ["p1", "p2"],
+                    "players": [names[number % len(names)], names[(number + 1) % len(names)]],
                     "startclock": args.startclock,
                     "playclock": args.playclock,
                     "seed": 1,
@@ -159,6 +135,21 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
+def run(main: Coroutine[Any, Any, dict[str, object]], loop: str) -> dict[str, object]:
+    """Run ``main`` on the event loop chosen (``auto``: uvloop when it is installed)."""
+    if loop != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            if loop == "uvloop":
+                raise
+        else:
+            print("event loop: uvloop", file=sys.stderr, flush=True)
+            return uvloop.run(main)
+    print("event loop: asyncio", file=sys.stderr, flush=True)
+    return asyncio.run(main)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", metavar="URL", help="default: SQLite in a temporary folder")
@@ -168,16 +159,24 @@ def main() -> int:
     parser.add_argument("--startclock", type=int, default=10)
     parser.add_argument("--playclock", type=int, default=5)
     parser.add_argument("--list-columns", action="store_true", help="print the column names")
-    parser.add_argument("--serve-player", type=int, metavar="SEED", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--player-processes",
+        type=int,
+        default=2,
+        metavar="N",
+        help="light local player processes (benchmarks/support/fast_players.py) the matches share",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        default="auto",
+        help="the server's event loop (auto: uvloop when installed)",
+    )
     args = parser.parse_args()
     if args.list_columns:
         print("\n".join(COLUMNS))
         return 0
-    if args.serve_player is not None:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve_random_player(args.serve_player))
-        return 0
-    row = asyncio.run(benchmark(args))
+    row = run(benchmark(args), args.loop)
     widths = [max(len(name), len(str(row[name]))) for name in COLUMNS]
     print("  ".join(name.ljust(width) for name, width in zip(COLUMNS, widths, strict=True)))
     print(

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -69,7 +71,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
 
     from pydantic import ValidationError
 
@@ -97,7 +98,24 @@ def run(args: argparse.Namespace) -> int:
         message = str(problem["msg"]).removeprefix("Value error, ")
         print(f"ggp serve: --{option.get(field, field)}: {message}", file=sys.stderr)
         return EXIT_USAGE
-    return asyncio.run(_serve(settings))
+    return _run_loop(_serve(settings))
+
+
+def _run_loop(main: Coroutine[Any, Any, int]) -> int:
+    """Run the service on uvloop when it is installed (the ``fast`` extra), else on asyncio.
+
+    ``GGP_EVENT_LOOP=asyncio`` keeps asyncio's own loop even when uvloop is installed.
+    """
+    import asyncio
+
+    if os.environ.get("GGP_EVENT_LOOP", "").lower() != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            return uvloop.run(main)
+    return asyncio.run(main)
 
 
 async def _serve(settings: object) -> int:

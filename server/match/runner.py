@@ -283,7 +283,7 @@ class MatchRunner:
     async def _play(self) -> None:
         failure = await self._open_rules()
         await self._emit(
-            MatchStarted(
+            MatchStarted.model_construct(
                 match_id=self.match_id,
                 record=self.record,
                 game_name=self.record.game_name,
@@ -311,7 +311,7 @@ class MatchRunner:
         self.record.states.append(state.text)
         self.record.state_times.append(_now_ms())
         await self._emit(
-            PlayersStarted(
+            PlayersStarted.model_construct(
                 match_id=self.match_id,
                 record=self.record,
                 errors=start_phase.codes,
@@ -458,7 +458,8 @@ class MatchRunner:
         self, state: Position, previous: list[RawTerm] | None
     ) -> tuple[Position, list[RawTerm], bool]:
         legal = state.legal or [[] for _ in self.roles]
-        play = Play(match_id=self.match_id, moves=previous)
+        # The moves are the rules' own legal moves, already raw terms: no re-validation.
+        play = Play.model_construct(match_id=self.match_id, moves=previous)
         messages: list[Message | None] = [
             None if player is None or self._forfeited[index] else play
             for index, player in enumerate(self.players)
@@ -479,7 +480,7 @@ class MatchRunner:
         self.record.state_times.append(_now_ms())
         self._append_phase(phase)
         await self._emit(
-            StepPlayed(
+            StepPlayed.model_construct(
                 match_id=self.match_id,
                 record=self.record,
                 step=self.stats.steps,
@@ -564,7 +565,9 @@ class MatchRunner:
         self.record.end_reason = reason
         self._ended = True
         await self._emit(
-            MatchEnded(match_id=self.match_id, record=self.record, reason=reason, goals=goals)
+            MatchEnded.model_construct(
+                match_id=self.match_id, record=self.record, reason=reason, goals=goals
+            )
         )
         stop = Stop(match_id=self.match_id, moves=last_moves)
         messages: list[Message | None] = [
@@ -580,7 +583,9 @@ class MatchRunner:
         self.record.end_reason = reason
         self.record.end_message = message
         await self._emit(
-            MatchEnded(match_id=self.match_id, record=self.record, reason=reason, goals=None)
+            MatchEnded.model_construct(
+                match_id=self.match_id, record=self.record, reason=reason, goals=None
+            )
         )
         abort = Abort(match_id=self.match_id)
         messages: list[Message | None] = [
@@ -601,7 +606,7 @@ class MatchRunner:
             for reply in replies
         ]
         await self._emit(
-            MatchClosed(
+            MatchClosed.model_construct(
                 match_id=self.match_id, record=self.record, stop_errors=self.record.stop_errors
             )
         )
@@ -625,14 +630,20 @@ class MatchRunner:
         """Send each player its message (``None``: nobody to ask) at once; wait for all."""
         started = time.monotonic()
         jobs = []
+        rendered: dict[int, str] = {}  # the same message to several players is rendered once
         for player, address, message in zip(self.players, self._addresses, messages, strict=True):
             if player is None or address is None or message is None:
                 continue
-            wire = message if self.scrambler is None else self.scrambler.scramble_message(message)
+            text = rendered.get(id(message))
+            if text is None:
+                wire = (
+                    message if self.scrambler is None else self.scrambler.scramble_message(message)
+                )
+                text = rendered[id(message)] = render(wire)
             jobs.append(
                 send_message(
                     address,
-                    render(wire),
+                    text,
                     receiver=player.name,
                     time_limit=time_limit,
                     max_bytes=self.config.max_reply_bytes,

@@ -26,6 +26,7 @@ import re
 import ssl
 import time
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import urlsplit
 
 from server.protocol.http import request_bytes
@@ -36,6 +37,7 @@ DEFAULT_MAX_REPLY_BYTES = 1_000_000
 
 _MAX_HEADER_BYTES = 64 * 1024
 _READ_SIZE = 64 * 1024
+_PAUSE_AT = 4 * _READ_SIZE
 _END_OF_HEADERS = re.compile(rb"\r?\n\r?\n")
 _LINE_BREAK = re.compile(rb"\r?\n")
 
@@ -112,20 +114,21 @@ async def send_message(
     Never raises for player faults: they come back as a :class:`Reply` with an error.
     """
     started = time.monotonic()
-    writer: asyncio.StreamWriter | None = None
+    reader: _ReplyReader | None = None
 
     def elapsed() -> int:
         return round((time.monotonic() - started) * 1000)
 
     try:
         async with asyncio.timeout(time_limit):
-            reader, writer = await asyncio.open_connection(
+            loop = asyncio.get_running_loop()
+            transport, reader = await loop.create_connection(
+                _ReplyReader,
                 address.host,
                 address.port,
                 ssl=ssl.create_default_context() if address.secure else None,
             )
-            writer.write(build_request(address, text, receiver))
-            await writer.drain()
+            transport.write(build_request(address, text, receiver))
             status_line, body = await _read_reply(reader, max_bytes)
     except TimeoutError:
         return Reply(
@@ -137,12 +140,76 @@ async def send_message(
         reason = str(error) or type(error).__name__
         return Reply(None, ErrorKind.CONNECTION_ERROR, reason, elapsed())
     finally:
-        if writer is not None:
-            writer.transport.abort()
+        if reader is not None and reader.transport is not None:
+            reader.transport.abort()
     return Reply(body, None, "", elapsed(), status_line)
 
 
-async def _read_reply(reader: asyncio.StreamReader, max_bytes: int) -> tuple[str, str]:
+class _ReplyReader(asyncio.Protocol):
+    """The reading end of one exchange: buffers what arrives; ``read`` as a stream reads.
+
+    A plain protocol rather than asyncio's streams: one object per connection instead of
+    a stream reader, its protocol and a writer, and no drain (a request is small and the
+    socket buffer takes it at once; a player that reads nothing still meets the deadline).
+    """
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
+        self._eof = False
+        self._error: BaseException | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if len(self._buffer) > _PAUSE_AT and self.transport is not None:
+            self.transport.pause_reading()  # a flood waits in the socket, not in memory
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        if exc is not None:
+            self._error = exc
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def read(self, limit: int) -> bytes:
+        """Up to ``limit`` bytes; ``b""`` once the player closed and everything was read."""
+        while not self._buffer:
+            if self._error is not None:
+                raise self._error
+            if self._eof:
+                return b""
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        data = bytes(self._buffer[:limit])
+        del self._buffer[:limit]
+        if (
+            len(self._buffer) <= _PAUSE_AT
+            and self.transport is not None
+            and not self.transport.is_reading()
+            and not self._eof
+        ):
+            self.transport.resume_reading()
+        return data
+
+
+async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str]:
     """Read one HTTP reply the way GGP-Base does; return its status line and trimmed body."""
     buffer = b""
     while True:

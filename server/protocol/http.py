@@ -8,6 +8,7 @@ UTF-8 body.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 REQUEST_LINE = "POST / HTTP/1.0"
@@ -28,6 +29,7 @@ CORS_HEADERS: tuple[tuple[str, str], ...] = (
 """The CORS headers GGP-Base's players add to every reply, in their order."""
 
 
+@functools.lru_cache(maxsize=1024)
 def host_header_value(host: str) -> str:
     """The ``Host`` value GGP-Base writes: the host name without a port, loopback as ``localhost``."""
     name = host.strip("[]")

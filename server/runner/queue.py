@@ -311,35 +311,49 @@ class QueueRunner:
         free = self.settings.concurrency - len(self._tasks)
         if free <= 0:
             return
-        queued = await self.store.list_matches(
-            status=MatchStatus.QUEUED, limit=max(50, free * 4), oldest_first=True
-        )
-        if not queued:
-            return
-        registered = {player.name: player for player in await self.store.list_players()}
-        for match in queued:
-            if free <= 0 or self._closing:
-                break
-            names = [name for name in match.players if name]
-            missing = [name for name in names if name not in registered]
-            if missing:
-                await self._end_unstarted(
-                    match, PLAYER_UNAVAILABLE, f"no player named {missing[0]!r}"
-                )
-                continue
-            players = [registered[name] for name in names]
-            seats = Counter(names)
-            if any(
-                self._seats[name] + seats[name] > registered[name].max_matches for name in seats
-            ):
-                continue  # a player is busy in another match: it waits its turn
-            if not await self.store.claim_match(match.id):
-                continue
-            self._seats.update(names)
-            free -= 1
-            self._tasks[match.id] = asyncio.create_task(
-                self._run(match, players), name=f"match {match.id}"
+        # The oldest max(50, 4 * free) queued matches are considered, read a page at a
+        # time: a pass that fills its free seats from the first page reads no more.
+        cap = max(50, free * 4)
+        page = max(8, free * 2)
+        considered = 0
+        skipped = 0  # still queued after this pass (a player busy): later pages start past them
+        registered: dict[str, PlayerRecord] | None = None
+        while free > 0 and considered < cap and not self._closing:
+            wanted = min(page, cap - considered)
+            queued = await self.store.list_matches(
+                status=MatchStatus.QUEUED, limit=wanted, offset=skipped, oldest_first=True
             )
+            if not queued:
+                return
+            if registered is None:
+                registered = {player.name: player for player in await self.store.list_players()}
+            for match in queued:
+                if free <= 0 or self._closing:
+                    break
+                considered += 1
+                names = [name for name in match.players if name]
+                missing = [name for name in names if name not in registered]
+                if missing:
+                    await self._end_unstarted(
+                        match, PLAYER_UNAVAILABLE, f"no player named {missing[0]!r}"
+                    )
+                    continue
+                players = [registered[name] for name in names]
+                seats = Counter(names)
+                if any(
+                    self._seats[name] + seats[name] > registered[name].max_matches for name in seats
+                ):
+                    skipped += 1
+                    continue  # a player is busy in another match: it waits its turn
+                if not await self.store.claim_match(match.id):
+                    continue
+                self._seats.update(names)
+                free -= 1
+                self._tasks[match.id] = asyncio.create_task(
+                    self._run(match, players), name=f"match {match.id}"
+                )
+            if len(queued) < wanted:
+                return
 
     async def _end_unstarted(self, match: MatchRow, reason: str, message: str) -> None:
         await self.store.end_match(

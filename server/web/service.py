@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import resource
 from concurrent.futures import ProcessPoolExecutor
 
 from aiohttp import web
@@ -30,6 +31,22 @@ from .settings import ServiceSettings
 from .site.hub import LiveHub
 
 log = logging.getLogger(__name__)
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit; the new soft limit.
+
+    Every match holds a connection per player while a message is out, a rules worker
+    pipe and a journal; a thousand matches at once need more than the usual soft limit
+    of 1,024 descriptors.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else 1 << 20
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    return soft
 
 
 class Service:
@@ -79,6 +96,7 @@ class Service:
         if self.started:
             return
         settings = self.settings
+        raise_open_file_limit()
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self._key = load_or_create_host_key(settings.key_path)
         self.admin_hash, self.generated_admin_token = admin_token_hash(
