@@ -10,6 +10,7 @@ The CLI only builds it; tests build it too and serve ``app()`` with aiohttp's te
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import multiprocessing
@@ -18,11 +19,14 @@ from concurrent.futures import ProcessPoolExecutor
 from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from server.bots.hub import BotHub
 from server.library import seed_bundled_games
+from server.match import PlayerChannel
 from server.records.signing import load_or_create_host_key
 from server.registry import Registry, RegistrySettings
 from server.runner import QueueRunner, RunnerMetrics, RunnerSettings
-from server.store import Store
+from server.store import PlayerRecord, Store
+from server.store.bot_tokens import OUTBOUND, player_for_bot_token
 
 from .auth import admin_token_hash
 from .settings import ServiceSettings
@@ -37,11 +41,17 @@ class Service:
         self.settings = settings
         self.store = Store(settings.effective_database_url)
         self.metrics = RunnerMetrics()
+        self.bots = BotHub(
+            lambda token: player_for_bot_token(self.store, token),
+            heartbeat=settings.bot_heartbeat,
+            on_change=self._bot_changed,
+        )
         self.registry = Registry(
             self.store,
             RegistrySettings(
                 ping_seconds=settings.ping_seconds, suspend_after=settings.suspend_after
             ),
+            channel_for=lambda player: self.channel_for(player, wait=False),
         )
         self._key: Ed25519PrivateKey | None = None
         self._runner: QueueRunner | None = None
@@ -51,6 +61,7 @@ class Service:
         self.executor: ProcessPoolExecutor | None = None
         self.extra_cleanup = contextlib.AsyncExitStack()
         self.started = False
+        self._pings: set[asyncio.Task[None]] = set()
 
     @property
     def key(self) -> Ed25519PrivateKey:
@@ -94,6 +105,7 @@ class Service:
                 ),
                 metrics=self.metrics,
                 pre_match_check=self.registry.check_before_match,
+                channel_for=self.channel_for,
             )
             await self._runner.start()
             await self.registry.start()
@@ -105,6 +117,7 @@ class Service:
     async def close(self) -> None:
         """Stop the runner (running matches are aborted), the pings and the database."""
         await self.extra_cleanup.aclose()
+        await self.bots.close()
         await self.registry.close()
         if self._runner is not None:
             await self._runner.close()
@@ -113,6 +126,27 @@ class Service:
             self.executor = None
         await self.store.close()
         self.started = False
+
+    def channel_for(self, player: PlayerRecord, *, wait: bool = True) -> PlayerChannel | None:
+        """How the runner and the registry reach an outbound bot (``None``: by HTTP)."""
+        if player.connection != OUTBOUND:
+            return None
+        return self.bots.channel(player.name, wait=wait)
+
+    def _bot_changed(self, name: str) -> None:
+        """A bot connected or went away: ping it now, so its status says so at once."""
+        if not self.started:
+            return
+
+        async def ping() -> None:
+            try:
+                await self.registry.ping(await self.store.get_player(name))
+            except Exception as error:  # a deleted player, a closed store: the next round sees it
+                log.info("ping of bot %s after its connection changed failed: %s", name, error)
+
+        task = asyncio.create_task(ping())
+        self._pings.add(task)
+        task.add_done_callback(self._pings.discard)
 
     def app(self) -> web.Application:
         """The aiohttp application: the REST API, /openapi.json, /metrics and a home page."""
