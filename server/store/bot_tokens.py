@@ -19,6 +19,9 @@ from .records import PlayerRecord
 from .store import Store, hash_token, now_ms
 from .tables import bot_tokens, players
 
+TOKEN_PREFIX = "bot_"
+"""Bot tokens start with this, so a token never reads as a command-line option (``-x``)."""
+
 OUTBOUND = "outbound"
 """The ``connection`` of a player that connects to the server by WebSocket."""
 
@@ -33,7 +36,7 @@ async def add_outbound_player(
     max_matches: int = 1,
 ) -> tuple[PlayerRecord, str]:
     """Register an outbound bot; its record and its new token (shown once)."""
-    token = secrets.token_urlsafe(24)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(24)
     await store.add_player(
         name, "", owner=owner, contact=contact, notes=notes, max_matches=max_matches
     )
