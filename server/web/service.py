@@ -117,10 +117,11 @@ class Service:
     async def close(self) -> None:
         """Stop the runner (running matches are aborted), the pings and the database."""
         await self.extra_cleanup.aclose()
-        await self.bots.close()
         await self.registry.close()
         if self._runner is not None:
             await self._runner.close()
+        await self.bots.close()  # after the runner, so ABORT still reaches connected bots
+        await asyncio.gather(*self._pings, return_exceptions=True)
         if self.executor is not None:
             self.executor.shutdown(wait=False, cancel_futures=True)
             self.executor = None
