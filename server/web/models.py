@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.match import PlayerAddress
 from server.records import SubstitutePolicy
@@ -51,14 +51,6 @@ class PlayerCreate(_Body):
     @classmethod
     def _url(cls, value: str | None) -> str | None:
         return None if value is None else _check_url(value)
-
-    @model_validator(mode="after")
-    def _url_for_http_only(self) -> PlayerCreate:
-        if self.connection == "http" and self.url is None:
-            raise ValueError("url: give the URL the player listens on")
-        if self.connection == "outbound" and self.url is not None:
-            raise ValueError("url: an outbound bot connects to the server and has no URL")
-        return self
 
 
 class PlayerUpdate(_Body):

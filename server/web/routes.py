@@ -115,6 +115,9 @@ class Api:
     async def create_player(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)
         body = await read_body(request, models.PlayerCreate)
+        if (body.url is None) != (body.connection == "outbound"):
+            why = "an outbound bot has no URL" if body.url else "give the URL the player listens on"
+            raise InvalidInput(why, field="url")
         if body.url is not None:
             self.refuse_own_url(request, body.url)
         owner_token = None

@@ -18,7 +18,7 @@ import pytest
 from server.match.local_players import local_players
 from server.protocol.envelope import CONNECT_PATH
 
-from .harness import running_service, wait_for_status
+from .harness import ADMIN_HEADERS, running_service, wait_for_status
 from .outbound_harness import ggp, log_of, queue, register_outbound
 
 GREEDY = "players/examples/greedy_bot.py:GreedyBot"
@@ -76,7 +76,7 @@ async def test_a_relay_restarted_within_the_clock_continues_the_match(tmp_path: 
         response = await client.post(
             "/api/players",
             json={"name": "direct", "url": direct},
-            headers={"Authorization": "Bearer admin-secret-token"},
+            headers=ADMIN_HEADERS,
         )
         assert response.status == 201
         args = ["connect", "--server", server, "--token", token, "--player", behind_relay]
@@ -224,3 +224,21 @@ async def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
             if condition():
                 return
             await asyncio.sleep(0.02)
+
+
+async def test_an_outbound_bot_is_registered_without_a_url_and_gets_a_token_once(
+    tmp_path: Path,
+) -> None:
+    async with running_service(tmp_path, sqlite(tmp_path)) as (_, client):
+        token = await register_outbound(client, "bot", max_matches=3)
+        assert token.startswith("bot_")
+        listed = await (await client.get("/api/players/bot")).json()
+        assert listed["connection"] == "outbound" and "token" not in listed
+        assert listed["max_matches"] == 3
+        for body in (
+            {"name": "b2", "connection": "outbound", "url": "http://127.0.0.1:1/"},
+            {"name": "b3"},
+        ):
+            response = await client.post("/api/players", json=body, headers=ADMIN_HEADERS)
+            assert response.status == 400
+            assert (await response.json())["error"]["field"] == "url"
