@@ -22,6 +22,7 @@ from .harness import ADMIN_HEADERS, running_service, wait_for_status
 from .outbound_harness import ggp, log_of, queue, register_outbound
 
 GREEDY = "players/examples/greedy_bot.py:GreedyBot"
+SLOW = "tests/web/slow_bot.py:SlowBot"
 
 
 def sqlite(tmp_path: Path) -> str:
@@ -68,31 +69,32 @@ async def test_a_relayed_http_player_and_a_kit_bot_play_whole_matches(tmp_path: 
 
 async def test_a_relay_restarted_within_the_clock_continues_the_match(tmp_path: Path) -> None:
     async with (
-        local_players(["random", "random"], seed=5) as (behind_relay, direct),
+        local_players(["random"], seed=5) as (behind_relay,),
         running_service(tmp_path, sqlite(tmp_path)) as (_, client),
     ):
         server = str(client.make_url(""))
         token = await register_outbound(client, "relayed")
-        response = await client.post(
-            "/api/players",
-            json={"name": "direct", "url": direct},
-            headers=ADMIN_HEADERS,
-        )
-        assert response.status == 201
+        slow = await register_outbound(client, "slow")
         args = ["connect", "--server", server, "--token", token, "--player", behind_relay]
-        async with ggp(args, tmp_path / "relay1.err") as relay:
-            await relay.wait_for_line("connected to")
-            match_id = await queue(client, ["relayed", "direct"], playclock=6)
-            await wait_for_status(client, match_id, {"running"})
-            await _wait_for_steps(client, match_id, 2)
-            await relay.kill(signal.SIGKILL)
-        await _wait_for_player_status(client, "relayed", "unreachable")
-        async with ggp(args, tmp_path / "relay2.err") as again:
-            await again.wait_for_line("connected to")
-            match = await wait_for_status(client, match_id, {"finished", "aborted"})
+        slow_args = ["player", "--bot", SLOW, "--server", server, "--token", slow]
+        async with ggp(slow_args, tmp_path / "slow.err") as slow_bot:
+            async with ggp(args, tmp_path / "relay1.err") as relay:
+                await relay.wait_for_line("connected to")
+                await slow_bot.wait_for_line("connected to")
+                match_id = await queue(client, ["relayed", "slow"], playclock=6, step_limit=5)
+                await _wait_for_steps(client, match_id, 2)
+                # the relayed player has answered this step; its opponent thinks for 2 s
+                await asyncio.sleep(0.5)
+                await relay.kill(signal.SIGKILL)
+            await _wait_for_player_status(client, "relayed", "unreachable")
+            async with ggp(args, tmp_path / "relay2.err") as again:
+                await again.wait_for_line("connected to")
+                match = await wait_for_status(client, match_id, {"finished", "aborted"})
         assert match["status"] == "finished", match
         record = await log_of(client, match_id)
+        assert record["playerTransports"] == ["websocket", "websocket"]
         assert all(code == "" for phase in record["errors"] for code in phase), record["errors"]
+        assert len(record["moves"]) == 5
 
 
 async def test_a_bot_that_stays_away_gets_CE_and_the_match_goes_on(tmp_path: Path) -> None:
@@ -105,7 +107,7 @@ async def test_a_bot_that_stays_away_gets_CE_and_the_match_goes_on(tmp_path: Pat
         args = ["connect", "--server", server, "--token", token, "--player", behind_relay]
         async with ggp(args, tmp_path / "relay.err") as relay:
             await relay.wait_for_line("connected to")
-            match_id = await queue(client, ["relayed", None], playclock=1)
+            match_id = await queue(client, ["relayed", None], playclock=1, step_limit=6)
             await _wait_for_steps(client, match_id, 2)
             await relay.kill(signal.SIGTERM)  # a clean stop: the bot simply goes away
         assert "stopped" in relay.stderr
