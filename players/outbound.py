@@ -6,7 +6,8 @@
 A bot behind a firewall opens a WebSocket to ``ggp serve`` (``/api/bots/connect``)
 with its player token and answers each GGP message on it, framed as
 :mod:`server.protocol.envelope` describes; every message is answered in a task of its
-own, so several matches run at once.  A lost connection is opened again with a growing
+own, so several matches run at once.  A message the server sends again after a
+reconnect (same id) is answered from the answer already made, never played twice.  A lost connection is opened again with a growing
 pause (0.5 s, doubling, at most 10 s); each connect and disconnect is one line on
 stderr.  A refused token ends the loop, since retrying cannot help.
 """
@@ -17,6 +18,7 @@ import asyncio
 import contextlib
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit, urlunsplit
 
@@ -79,11 +81,12 @@ async def stay_connected(
     """Keep a connection to ``server`` until ``stop`` is set; :class:`BadToken` if refused."""
     url = connect_url(server)
     pause = FIRST_PAUSE
+    answers = _Answers(answer)
     async with aiohttp.ClientSession() as session:
         while not stop.is_set():
             try:
                 reason = await _one_connection(
-                    session, url, token, answer, stop, on_welcome, heartbeat
+                    session, url, token, answers, stop, on_welcome, heartbeat
                 )
                 pause = FIRST_PAUSE
             except BadToken:
@@ -102,7 +105,7 @@ async def _one_connection(
     session: aiohttp.ClientSession,
     url: str,
     token: str,
-    answer: Answer,
+    answers: _Answers,
     stop: asyncio.Event,
     on_welcome: Callable[[BotWelcome], None] | None,
     heartbeat: float,
@@ -142,7 +145,7 @@ async def _one_connection(
             if message.type is not aiohttp.WSMsgType.TEXT:
                 break
             frame = parse_frame(message.data, BotMessage)
-            task = asyncio.create_task(_answer_one(socket, frame, answer))
+            task = asyncio.create_task(_answer_one(socket, frame, answers))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
     finally:
@@ -155,11 +158,30 @@ async def _one_connection(
     return "the connection was lost" if code in (None, 1006) else f"closed (code {code})"
 
 
+class _Answers:
+    """Each message answered once: a message the server sends again after a reconnect
+    (same id) gets the answer already made, or waits for the one being made."""
+
+    def __init__(self, answer: Answer, keep: int = 1024) -> None:
+        self.answer = answer
+        self.keep = keep
+        self.made: OrderedDict[int, asyncio.Future[str]] = OrderedDict()
+
+    def of(self, frame: BotMessage) -> asyncio.Future[str]:
+        made = self.made.get(frame.id)
+        if made is None:
+            made = asyncio.ensure_future(self.answer(frame.message))
+            self.made[frame.id] = made
+            while len(self.made) > self.keep:
+                self.made.popitem(last=False)
+        return made
+
+
 async def _answer_one(
-    socket: aiohttp.ClientWebSocketResponse, frame: BotMessage, answer: Answer
+    socket: aiohttp.ClientWebSocketResponse, frame: BotMessage, answers: _Answers
 ) -> None:
     try:
-        reply = BotReply(id=frame.id, reply=await answer(frame.message))
+        reply = BotReply(id=frame.id, reply=await asyncio.shield(answers.of(frame)))
     except Exception as error:
         reply = BotReply(id=frame.id, error=f"{type(error).__name__}: {error}")
     with contextlib.suppress(ConnectionError, RuntimeError):

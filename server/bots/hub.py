@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 
@@ -116,7 +117,7 @@ class BotHub:
         self.heartbeat = heartbeat
         self.connections: dict[str, BotConnection] = {}
         self._changed = asyncio.Condition()
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(secrets.randbits(40))  # ids of no earlier run
         self._sockets: set[web.WebSocketResponse] = set()
 
     def connected(self, player: str) -> bool:
@@ -126,12 +127,18 @@ class BotHub:
         """The match channel to ``player``; ``wait=False`` fails at once when it is away."""
         return OutboundChannel(self, player, wait=wait)
 
-    async def wait_connection(self, player: str, time_limit: float | None) -> BotConnection | None:
-        """The player's socket, waiting up to ``time_limit`` for it to (re)connect."""
+    async def wait_connection(
+        self, player: str, time_limit: float | None, lost: BotConnection | None = None
+    ) -> BotConnection | None:
+        """The player's socket (not the ``lost`` one), waiting up to ``time_limit`` for it."""
+
+        def ready() -> bool:
+            return self.connections.get(player) not in (None, lost)
+
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(time_limit), self._changed:
-                await self._changed.wait_for(lambda: player in self.connections)
-        return self.connections.get(player)
+                await self._changed.wait_for(ready)
+        return self.connections.get(player) if ready() else None
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -241,10 +248,13 @@ class OutboundChannel:
 
         reason = "the bot is not connected"
         frame_id = self.hub.next_id()
+        lost: BotConnection | None = None
         while True:
             connection = self.hub.connections.get(self.player)
+            if connection is lost:
+                connection = None
             if connection is None and self.wait and (left() is None or left()):
-                connection = await self.hub.wait_connection(self.player, left())
+                connection = await self.hub.wait_connection(self.player, left(), lost)
             if connection is None:
                 return Reply(None, ErrorKind.CONNECTION_ERROR, reason, elapsed())
             try:
@@ -253,8 +263,9 @@ class OutboundChannel:
                 return Reply(
                     None, ErrorKind.TIMEOUT, f"no reply within {time_limit:g} s", elapsed()
                 )
-            except _Lost as lost:
-                reason = f"the bot's connection was lost ({lost}) and not restored in time"
+            except _Lost as error:
+                reason = f"the bot's connection was lost ({error}) and not restored in time"
+                lost = connection
                 if not self.wait:
                     return Reply(None, ErrorKind.CONNECTION_ERROR, reason, elapsed())
                 continue

@@ -9,6 +9,10 @@ several concurrent matches are matched to their replies:
     bot -> server   {"id": 7, "reply": "( mark 2 2 )"}
     bot -> server   {"id": 8, "error": "cannot read the message"}     (counts as CE)
 
+When the socket drops before the reply, the server sends the message again, with the
+same id, on the bot's next socket (within the message's deadline); a bot should answer
+an id it has answered already with the same reply rather than act twice.
+
 The bot authenticates with its player token, as ``Authorization: Bearer TOKEN`` on
 the upgrade request or as a first frame ``{"token": "TOKEN"}``; the server then
 sends ``{"welcome": "NAME", "max_matches": N}``.

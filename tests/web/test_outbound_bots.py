@@ -244,3 +244,34 @@ async def test_an_outbound_bot_is_registered_without_a_url_and_gets_a_token_once
             response = await client.post("/api/players", json=body, headers=ADMIN_HEADERS)
             assert response.status == 400
             assert (await response.json())["error"]["field"] == "url"
+
+
+async def test_a_message_in_flight_when_the_socket_drops_is_answered_once(tmp_path: Path) -> None:
+    from players.outbound import stay_connected
+
+    async with running_service(tmp_path, sqlite(tmp_path)) as (service, client):
+        token = await register_outbound(client, "bot")
+        asked: list[str] = []
+
+        async def answer(text: str) -> str:
+            if not text.startswith("( PLAY"):
+                return "( ( name Once ) ( status available ) )"  # the registry's INFO pings
+            asked.append(text)
+            await asyncio.sleep(1.0)  # still thinking when the socket drops
+            return "( mark 1 1 )"
+
+        stop = asyncio.Event()
+        bot = asyncio.create_task(stay_connected(str(client.make_url("")), token, answer, stop))
+        try:
+            await _until(lambda: service.bots.connected("bot"))
+            sending = asyncio.create_task(
+                service.bots.channel("bot").send("( PLAY m1 NIL )", time_limit=8)
+            )
+            await _until(lambda: len(asked) == 1)
+            await service.bots.connections["bot"].socket.close()  # the network drops it
+            reply = await sending
+            assert reply.ok and reply.body == "( mark 1 1 )", reply
+            assert asked == ["( PLAY m1 NIL )"]  # sent twice, answered once
+        finally:
+            stop.set()
+            await bot
