@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="serve your own bot instead: a players.bot.Bot subclass, e.g. mybot:MyBot "
         "(the module is looked up in the current directory; a path/to/file.py works too)",
     )
+    from .connect import add_outbound_arguments
+
+    add_outbound_arguments(parser, required=False)
     parser.set_defaults(run=_run)
 
 
@@ -39,4 +42,23 @@ def _run(args: argparse.Namespace) -> int:
             )
             return 2
         args.player = args.bot
+    if args.server is not None or args.token is not None:
+        return _run_outbound(args)
     return run(args)
+
+
+def _run_outbound(args: argparse.Namespace) -> int:
+    """``--server URL --token T``: connect to a server outbound instead of serving HTTP."""
+    from .connect import outbound_options, run_kit_bot
+
+    if args.server is None:
+        print("ggp player: --token needs --server URL", file=sys.stderr)
+        return 2
+    options = outbound_options(args, "ggp player")
+    if options is None:
+        return 2
+    if args.player is None:
+        print("ggp player: name a player or give --bot MODULE:CLASS", file=sys.stderr)
+        return 2
+    server, token = options
+    return run_kit_bot(args.player, server, token, "ggp player", display_name=args.name)

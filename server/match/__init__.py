@@ -6,6 +6,7 @@
 >>> record = await runner.run()                                              # doctest: +SKIP
 """
 
+from .channel import HttpChannel, PlayerChannel
 from .config import MatchConfig, new_match_id
 from .events import (
     MatchClosed,
@@ -17,13 +18,15 @@ from .events import (
     StepPlayed,
 )
 from .log_writer import LogWriter
-from .ping import DEFAULT_PING_TIMEOUT, PingResult, PlayerStatus, ping_player
+from .ping import DEFAULT_PING_TIMEOUT, PingResult, PlayerStatus, ping_channel, ping_player
 from .runner import RANDOM_ROLE, MatchRunner, MatchStats, Player, run_match
 from .step_limit import default_step_limit
 from .transport import PlayerAddress, Reply, send_message
 
 __all__ = [
     "DEFAULT_PING_TIMEOUT",
+    "HttpChannel",
+    "PlayerChannel",
     "RANDOM_ROLE",
     "LogWriter",
     "MatchClosed",
@@ -43,6 +46,7 @@ __all__ = [
     "StepPlayed",
     "default_step_limit",
     "new_match_id",
+    "ping_channel",
     "ping_player",
     "run_match",
     "send_message",

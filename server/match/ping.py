@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from server.protocol import Info, ProtocolError, parse_info_reply, render
 
-from .transport import PlayerAddress, send_message
+from .channel import HttpChannel, PlayerChannel
+from .transport import PlayerAddress
 
 DEFAULT_PING_TIMEOUT = 3.0
 """Seconds a player has to answer INFO before it counts as unreachable."""
@@ -63,13 +64,16 @@ async def ping_player(
     counts as ``available`` with the reason in ``message``.  A status other than
     ``available`` or ``busy`` counts as ``busy`` (the player says it cannot play now).
     """
-    reply = await send_message(
-        address,
-        render(Info()),
-        receiver=receiver,
-        time_limit=timeout,
-        max_bytes=PING_REPLY_LIMIT,
-    )
+    return await ping_channel(HttpChannel(address, receiver), timeout=timeout)
+
+
+async def ping_channel(
+    channel: PlayerChannel,
+    *,
+    timeout: float = DEFAULT_PING_TIMEOUT,  # noqa: ASYNC109 - one bound for the whole exchange
+) -> PingResult:
+    """Send INFO over any channel (HTTP, or an outbound bot's socket); see :func:`ping_player`."""
+    reply = await channel.send(render(Info()), time_limit=timeout, max_bytes=PING_REPLY_LIMIT)
     if not reply.ok:
         return PingResult(
             status=PlayerStatus.UNREACHABLE, latency_ms=reply.elapsed_ms, message=reply.message

@@ -67,6 +67,7 @@ from server.records import (
     new_random_token,
 )
 
+from .channel import HttpChannel, PlayerChannel
 from .config import MatchConfig, new_match_id
 from .events import (
     MatchClosed,
@@ -80,7 +81,7 @@ from .events import (
 from .rules import Position, RulesFailure, RulesSession
 from .rules.session import engine_for, goals_in_fresh_worker
 from .substitution import MoveChooser
-from .transport import PlayerAddress, Reply, send_message
+from .transport import PlayerAddress, Reply
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ class Player:
 
     name: str
     url: str
+    channel: PlayerChannel | None = field(default=None, compare=False)
+    """How to reach it; ``None``: HTTP POSTs to ``url``."""
 
 
 @dataclass
@@ -180,8 +183,11 @@ class MatchRunner:
             None if role == RANDOM_ROLE else player
             for role, player in zip(self.roles, players, strict=True)
         ]
-        self._addresses = [
-            None if player is None else PlayerAddress.parse(player.url) for player in self.players
+        self._channels: list[PlayerChannel | None] = [
+            None
+            if player is None
+            else player.channel or HttpChannel(PlayerAddress.parse(player.url), player.name)
+            for player in self.players
         ]
         self.match_id = match_id or new_match_id(self.config.match_id_prefix, game_name or "game")
         seed = self.config.seed if self.config.seed is not None else secrets.randbits(48)
@@ -207,6 +213,9 @@ class MatchRunner:
             play_clock=self.config.play_clock,
             player_names_from_host=[
                 RANDOM_ROLE if player is None else player.name for player in self.players
+            ],
+            player_transports=[
+                None if channel is None else channel.transport for channel in self._channels
             ],
             tournament_name_from_host=self.config.tournament_name,
             scrambled=self.config.scramble,
@@ -631,8 +640,8 @@ class MatchRunner:
         started = time.monotonic()
         jobs = []
         rendered: dict[int, str] = {}  # the same message to several players is rendered once
-        for player, address, message in zip(self.players, self._addresses, messages, strict=True):
-            if player is None or address is None or message is None:
+        for channel, message in zip(self._channels, messages, strict=True):
+            if channel is None or message is None:
                 continue
             text = rendered.get(id(message))
             if text is None:
@@ -641,23 +650,15 @@ class MatchRunner:
                 )
                 text = rendered[id(message)] = render(wire)
             jobs.append(
-                send_message(
-                    address,
-                    text,
-                    receiver=player.name,
-                    time_limit=time_limit,
-                    max_bytes=self.config.max_reply_bytes,
-                )
+                channel.send(text, time_limit=time_limit, max_bytes=self.config.max_reply_bytes)
             )
         try:
             replies = iter(await asyncio.gather(*jobs))
         finally:
             self.stats.waiting_seconds += time.monotonic() - started
         return [
-            None if player is None or address is None or message is None else next(replies)
-            for player, address, message in zip(
-                self.players, self._addresses, messages, strict=True
-            )
+            None if channel is None or message is None else next(replies)
+            for channel, message in zip(self._channels, messages, strict=True)
         ]
 
 

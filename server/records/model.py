@@ -165,6 +165,9 @@ class MatchRecord(_CamelModel):
     rule_goal_values: list[int | None] | None = None
     """The goals the rules give in the last state (``None`` where undefined), before
     forfeits; ``goal_values`` holds the recorded result."""
+    player_transports: list[str | None] | None = None
+    """Per role: what carried the messages (``http``, ``websocket`` for an outbound bot);
+    ``None`` for a role the server played itself."""
     response_times: list[list[int | None]] | None = None
     """Milliseconds per phase (START, then each step) per role; ``None`` for a role
     the server played itself."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from server.match import PlayerAddress, PlayerStatus, ping_player
+from server.match import HttpChannel, PlayerAddress, PlayerChannel, PlayerStatus, ping_channel
 from server.store import PlayerRecord, Store, now_ms
 
 log = logging.getLogger(__name__)
@@ -36,8 +36,16 @@ class RegistrySettings(BaseModel):
 class Registry:
     """Pings registered players and keeps what it finds in the store."""
 
-    def __init__(self, store: Store, settings: RegistrySettings | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: RegistrySettings | None = None,
+        *,
+        channel_for: Callable[[PlayerRecord], PlayerChannel | None] | None = None,
+    ) -> None:
+        """``channel_for`` reaches players that are not pinged by HTTP (outbound bots)."""
         self.store = store
+        self.channel_for = channel_for or (lambda player: None)
         self.settings = settings or RegistrySettings()
         self._task: asyncio.Task[None] | None = None
         self._in_flight: dict[str, asyncio.Task[PlayerRecord]] = {}
@@ -75,8 +83,10 @@ class Registry:
 
     async def ping(self, player: PlayerRecord) -> PlayerRecord:
         """Ping one player and keep the result (status, latency, history, suspension)."""
+        channel = self.channel_for(player)
         try:
-            address = PlayerAddress.parse(player.url)
+            if channel is None:
+                channel = HttpChannel(PlayerAddress.parse(player.url))
         except ValueError as error:
             return await self.store.record_ping(
                 player.name,
@@ -86,7 +96,7 @@ class Registry:
                 reply=None,
                 suspend_after=self.settings.suspend_after,
             )
-        result = await ping_player(address, timeout=self.settings.ping_timeout)
+        result = await ping_channel(channel, timeout=self.settings.ping_timeout)
         return await self.store.record_ping(
             player.name,
             status=result.status.value,

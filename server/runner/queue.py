@@ -25,8 +25,9 @@ from pydantic import BaseModel, Field
 from server.errors import InvalidInput
 from server.gdl import Game
 from server.match import MatchConfig, MatchRunner, Player, default_step_limit, new_match_id
+from server.match.channel import HttpChannel, PlayerChannel
 from server.match.events import Observer
-from server.match.transport import PlayerAddress, send_message
+from server.match.transport import PlayerAddress
 from server.protocol import Abort, render
 from server.records import EndReason, MatchRecord, SubstitutePolicy
 from server.store import MatchRow, MatchStatus, NotFound, PlayerRecord, Store
@@ -51,6 +52,9 @@ TAKE_INTERVAL = 0.02
 
 PreMatchCheck = Callable[[Sequence[PlayerRecord]], Awaitable[str | None]]
 """Called before a match with its players; returns why it cannot start, or ``None``."""
+
+ChannelFor = Callable[[PlayerRecord], PlayerChannel | None]
+"""How to reach a player other than by HTTP to its URL (an outbound bot), or ``None``."""
 
 
 class RunnerSettings(BaseModel):
@@ -155,6 +159,7 @@ class QueueRunner:
         metrics: RunnerMetrics | None = None,
         pre_match_check: PreMatchCheck | None = None,
         watchers: Sequence[Observer] = (),
+        channel_for: ChannelFor | None = None,
     ) -> None:
         self.store = store
         self.key = key
@@ -163,6 +168,7 @@ class QueueRunner:
         self.pre_match_check = pre_match_check
         self.watchers = tuple(watchers)
         """More observers of every match (the live pages' hub), after the store's."""
+        self.channel_for = channel_for or (lambda player: None)
         self.running: dict[str, MatchRunner] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._seats: Counter[str] = Counter()
@@ -264,10 +270,10 @@ class QueueRunner:
         async def one(name: str) -> None:
             try:
                 player = await self.store.get_player(name)
-                address = PlayerAddress.parse(player.url)
+                channel = self.channel_for(player) or HttpChannel(PlayerAddress.parse(player.url))
             except (NotFound, ValueError):
                 return
-            await send_message(address, render(Abort(match_id=match.id)), time_limit=2.0)
+            await channel.send(render(Abort(match_id=match.id)), time_limit=2.0)
 
         await asyncio.gather(*(one(name) for name in match.players if name))
 
@@ -400,8 +406,11 @@ class QueueRunner:
         config = MatchConfig.model_validate(match.config)
         if config.step_limit is None:
             config = config.model_copy(update={"step_limit": step_limit})
-        urls = {player.name: player.url for player in players}
-        seated = [None if name is None else Player(name, urls[name]) for name in match.players]
+        known = {player.name: player for player in players}
+        seated = [
+            None if name is None else Player(name, known[name].url, self.channel_for(known[name]))
+            for name in match.players
+        ]
         runner: MatchRunner | None = None
 
         def fail() -> None:

@@ -41,6 +41,8 @@ class PlayerRecord(_Record):
     max_matches: int
     """How many matches the player may be in at once."""
     created_at: int
+    connection: str = "http"
+    """``http`` (the server posts to ``url``) or ``outbound`` (the bot connects by WebSocket)."""
 
 
 class PingRecord(_Record):

@@ -54,6 +54,15 @@ players = Table(
     Column("suspended_reason", Text, nullable=True),
     Column("max_matches", Integer, nullable=False, default=1),
     Column("created_at", BigInteger, nullable=False),
+    Column("connection", String(20), nullable=False, default="http", server_default="http"),
+)
+
+bot_tokens = Table(
+    "bot_tokens",
+    metadata,
+    Column("player", String(100), ForeignKey("players.name", ondelete="CASCADE"), primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("created_at", BigInteger, nullable=False),
 )
 
 player_pings = Table(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.match import PlayerAddress
@@ -26,10 +28,16 @@ def _check_url(url: str) -> str:
 
 
 class PlayerCreate(_Body):
-    """Register a player."""
+    """Register a player: one that listens at ``url``, or an outbound bot that connects."""
 
     name: str = Field(pattern=NAME_PATTERN, description="Unique name of the player.")
-    url: str = Field(max_length=2000, description="Where the player listens (http://host:port/).")
+    url: str | None = Field(
+        default=None, max_length=2000, description="Where the player listens (http://host:port/)."
+    )
+    connection: Literal["http", "outbound"] = Field(
+        default="http",
+        description="outbound: the bot connects to /api/bots/connect with the token answered.",
+    )
     owner: str | None = Field(
         default=None,
         pattern=NAME_PATTERN,
@@ -39,7 +47,10 @@ class PlayerCreate(_Body):
     notes: str = Field(default="", max_length=5000)
     max_matches: int = Field(default=1, ge=1, le=1000, description="Matches at once it accepts.")
 
-    _url = field_validator("url")(_check_url)
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else _check_url(value)
 
 
 class PlayerUpdate(_Body):
@@ -59,9 +70,11 @@ class PlayerUpdate(_Body):
 
 
 class PlayerAnswer(PlayerRecord):
-    """A player; ``owner_token`` only once, when registering created its owner."""
+    """A player; ``owner_token`` only once, when registering created its owner, and
+    ``token`` only once, when an outbound bot is registered (it connects with it)."""
 
     owner_token: str | None = None
+    token: str | None = None
 
 
 class PlayerDetail(PlayerRecord):

@@ -21,6 +21,7 @@ from server.library import GameRejected, upload_game
 from server.match import PlayerAddress
 from server.runner import MatchRequest, queue_match, rebuild_record
 from server.store import MatchStatus
+from server.store.bot_tokens import add_outbound_player
 
 from . import models
 from .auth import Actor, authenticate
@@ -115,7 +116,11 @@ class Api:
     async def create_player(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)
         body = await read_body(request, models.PlayerCreate)
-        self.refuse_own_url(request, body.url)
+        if (body.url is None) != (body.connection == "outbound"):
+            why = "an outbound bot has no URL" if body.url else "give the URL the player listens on"
+            raise InvalidInput(why, field="url")
+        if body.url is not None:
+            self.refuse_own_url(request, body.url)
         owner_token = None
         if actor.admin:
             owner = body.owner
@@ -125,17 +130,34 @@ class Api:
             if body.owner is not None and body.owner != actor.owner:
                 raise Forbidden("an owner registers players for itself only", field="owner")
             owner = actor.owner
-        player = await self.store.add_player(
-            body.name,
-            body.url,
-            owner=owner,
-            contact=body.contact,
-            notes=body.notes,
-            max_matches=body.max_matches,
+        token = None
+        if body.url is None:
+            player, token = await add_outbound_player(
+                self.store,
+                body.name,
+                owner=owner,
+                contact=body.contact,
+                notes=body.notes,
+                max_matches=body.max_matches,
+            )
+        else:
+            player = await self.store.add_player(
+                body.name,
+                body.url,
+                owner=owner,
+                contact=body.contact,
+                notes=body.notes,
+                max_matches=body.max_matches,
+            )
+        await self.store.add_audit(
+            actor.name,
+            "player.create",
+            player.name,
+            {"url": body.url, "connection": body.connection},
         )
-        await self.store.add_audit(actor.name, "player.create", player.name, {"url": body.url})
         return answer(
-            models.PlayerAnswer(**player.model_dump(), owner_token=owner_token), status=201
+            models.PlayerAnswer(**player.model_dump(), owner_token=owner_token, token=token),
+            status=201,
         )
 
     async def get_player(self, request: web.Request) -> web.Response:
@@ -427,6 +449,11 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/openapi.json", Api.openapi, "This document"),
     *tournament_routes(),
 )
+
+
+from .bot_routes import BOT_ROUTES  # noqa: E402 - its handlers use the table's types
+
+ROUTES += BOT_ROUTES
 
 
 @web.middleware

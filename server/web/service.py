@@ -10,6 +10,7 @@ The CLI only builds it; tests build it too and serve ``app()`` with aiohttp's te
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import multiprocessing
@@ -19,12 +20,15 @@ from concurrent.futures import ProcessPoolExecutor
 from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from server.bots.hub import BotHub
 from server.league import TournamentDriver
 from server.library import seed_bundled_games
+from server.match import PlayerChannel
 from server.records.signing import load_or_create_host_key
 from server.registry import Registry, RegistrySettings
 from server.runner import QueueRunner, RunnerMetrics, RunnerSettings
-from server.store import Store
+from server.store import PlayerRecord, Store
+from server.store.bot_tokens import OUTBOUND, player_for_bot_token
 
 from .auth import admin_token_hash
 from .settings import ServiceSettings
@@ -56,11 +60,17 @@ class Service:
         self.settings = settings
         self.store = Store(settings.effective_database_url)
         self.metrics = RunnerMetrics()
+        self.bots = BotHub(
+            lambda token: player_for_bot_token(self.store, token),
+            heartbeat=settings.bot_heartbeat,
+            on_change=self._bot_changed,
+        )
         self.registry = Registry(
             self.store,
             RegistrySettings(
                 ping_seconds=settings.ping_seconds, suspend_after=settings.suspend_after
             ),
+            channel_for=lambda player: self.channel_for(player, wait=False),
         )
         self._key: Ed25519PrivateKey | None = None
         self._runner: QueueRunner | None = None
@@ -74,6 +84,7 @@ class Service:
         self.started = False
         self.live = LiveHub()
         """Live match events for the pages' viewers."""
+        self._pings: set[asyncio.Task[None]] = set()
 
     @property
     def key(self) -> Ed25519PrivateKey:
@@ -119,6 +130,7 @@ class Service:
                 metrics=self.metrics,
                 pre_match_check=self.registry.check_before_match,
                 watchers=[self.live.publish],
+                channel_for=self.channel_for,
             )
             await self._runner.start()
             self.tournaments = TournamentDriver(
@@ -142,11 +154,34 @@ class Service:
             await self.tournaments.close()
         if self._runner is not None:
             await self._runner.close()
+        await self.bots.close()  # after the runner, so ABORT still reaches connected bots
+        await asyncio.gather(*self._pings, return_exceptions=True)
         if self.executor is not None:
             self.executor.shutdown(wait=False, cancel_futures=True)
             self.executor = None
         await self.store.close()
         self.started = False
+
+    def channel_for(self, player: PlayerRecord, *, wait: bool = True) -> PlayerChannel | None:
+        """How the runner and the registry reach an outbound bot (``None``: by HTTP)."""
+        if player.connection != OUTBOUND:
+            return None
+        return self.bots.channel(player.name, wait=wait)
+
+    def _bot_changed(self, name: str) -> None:
+        """A bot connected or went away: ping it now, so its status says so at once."""
+        if not self.started:
+            return
+
+        async def ping() -> None:
+            try:
+                await self.registry.ping(await self.store.get_player(name))
+            except Exception as error:  # a deleted player, a closed store: the next round sees it
+                log.info("ping of bot %s after its connection changed failed: %s", name, error)
+
+        task = asyncio.create_task(ping())
+        self._pings.add(task)
+        task.add_done_callback(self._pings.discard)
 
     def app(self) -> web.Application:
         """The aiohttp application: the REST API, /openapi.json, /metrics and a home page."""

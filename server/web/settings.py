@@ -102,6 +102,8 @@ class ServiceSettings(BaseModel):
     host_key_file: Path | None = None
     """The host key; default ``host_key.pem`` in the data folder (or ``$GGP_HOST_KEY``)."""
     poll_seconds: float = Field(default=1.0, gt=0)
+    bot_heartbeat: float = Field(default=10.0, gt=0)
+    """Seconds between WebSocket pings of outbound bots; no pong within half of it closes one."""
 
     @field_validator("database_url")
     @classmethod
