@@ -16,16 +16,25 @@ from server.protocol import (
 BOARD = [("mark", "1", "1"), ("mark", "1", "2"), ("move", ("piece", "K"), "e1")]
 
 
+def test_letter_case_counts_by_default_as_ggp_base_judges_it() -> None:
+    assert match_legal_move(parse_move_reply("(move (piece K) e1)"), BOARD) is BOARD[2]
+    assert match_legal_move(parse_move_reply("(MOVE (PIECE k) E1)"), BOARD) is None
+    assert match_legal_move(parse_move_reply("NOOP"), ["noop"]) is None
+
+
 def test_an_exact_match_wins_over_one_that_differs_only_in_case() -> None:
     legal = [("Go", "north"), ("go", "north")]
-    assert match_legal_move(("go", "north"), legal) is legal[1]
-    assert match_legal_move(("Go", "north"), legal) is legal[0]
-    assert match_legal_move(("GO", "NORTH"), legal) is None
+    assert match_legal_move(("go", "north"), legal, ignore_case=True) is legal[1]
+    assert match_legal_move(("Go", "north"), legal, ignore_case=True) is legal[0]
+    assert match_legal_move(("GO", "NORTH"), legal, ignore_case=True) is None  # two candidates
 
 
-def test_case_is_ignored_inside_nested_terms_too() -> None:
-    assert match_legal_move(parse_move_reply("(MOVE (PIECE k) E1)"), BOARD) is BOARD[2]
-    assert match_legal_move(parse_move_reply("(move (piece q) e1)"), BOARD) is None
+def test_when_lenient_case_is_ignored_inside_nested_terms_too() -> None:
+    reply = parse_move_reply("(MOVE (PIECE k) E1)")
+    assert match_legal_move(reply, BOARD, ignore_case=True) is BOARD[2]
+    assert (
+        match_legal_move(parse_move_reply("(move (piece q) e1)"), BOARD, ignore_case=True) is None
+    )
 
 
 def test_a_move_of_the_right_name_but_wrong_shape_is_not_legal() -> None:
