@@ -23,7 +23,6 @@ import asyncio
 import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,6 @@ COLUMNS = (
     "missed_deadlines",
     "wall_s",
 )
-TOKEN = "benchmark-token"
 
 
 async def view(base: str, match_id: str, arrivals: dict[str, list[float]]) -> None:
@@ -81,50 +79,29 @@ async def viewers_main(base: str, ids: list[str], crowd: int) -> None:
 
 async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     import aiohttp
-    from aiohttp import web
-    from serve_throughput import player_process
+    from support.fast_players import fast_player_process
+    from support.service import served_service
 
     from server.match import StepPlayed
-    from server.store import Store
-    from server.web import Service, ServiceSettings
 
-    folder = Path(tempfile.mkdtemp(prefix="ggp-viewers-bench-"))
-    url = f"sqlite:///{folder / 'ggp.db'}"
-    store = Store(url)
-    await store.open(upgrade=True)
-    await store.close()
-    service = Service(
-        ServiceSettings(
-            data_dir=folder,
-            database_url=url,
-            admin_token=TOKEN,
-            concurrency=args.matches,
-            poll_seconds=0.05,
-            ping_seconds=3600,
-        )
-    )
-    await service.start()
     published: dict[str, float] = {}
-    publish = service.live.publish
+    async with served_service(
+        prefix="ggp-viewers-bench-", concurrency=args.matches, poll_seconds=0.05
+    ) as served:
+        service, base = served.service, served.base
+        publish = service.live.publish
 
-    def noting(event: Any) -> None:
-        if isinstance(event, StepPlayed):
-            published[f"{event.match_id} {event.step}"] = time.time()
-        publish(event)
+        def noting(event: Any) -> None:
+            if isinstance(event, StepPlayed):
+                published[f"{event.match_id} {event.step}"] = time.time()
+            publish(event)
 
-    service.live.publish = noting  # type: ignore[method-assign]
-    service.runner.watchers = (noting,)
-    runner = web.AppRunner(service.app(), access_log=None, shutdown_timeout=1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    base = f"http://127.0.0.1:{port}"
-    try:
+        service.live.publish = noting  # type: ignore[method-assign]
+        service.runner.watchers = (noting,)
         async with (
-            player_process(1) as first,
-            player_process(2) as second,
-            aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as session,
+            fast_player_process(1) as first,
+            fast_player_process(2) as second,
+            aiohttp.ClientSession(headers=served.headers) as session,
         ):
             for name, player_url in (("p1", first), ("p2", second)):
                 body = {"name": name, "url": player_url, "max_matches": 1000}
@@ -158,9 +135,6 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
             for match_id in ids:
                 for row in await service.store.steps(match_id):
                     missed += sum(code == "TO" for code in row.errors)
-    finally:
-        await runner.cleanup()
-        await service.close()
     delays = sorted(
         (arrived - published[key]) * 1000
         for key, times in arrivals.items()

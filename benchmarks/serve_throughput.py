@@ -23,13 +23,12 @@ import argparse
 import asyncio
 import contextlib
 import sys
-import tempfile
 import time
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import Any
 
 from support.fast_players import fast_player_process
+from support.service import served_service
 
 COLUMNS = (
     "database",
@@ -44,44 +43,24 @@ COLUMNS = (
     "peak_running",
     "missed_deadlines",
 )
-TOKEN = "benchmark-token"
 
 
 async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     import aiohttp
-    from aiohttp import web
 
-    from server.store import MatchStatus, Store
-    from server.web import Service, ServiceSettings
+    from server.store import MatchStatus
 
-    folder = Path(tempfile.mkdtemp(prefix="ggp-serve-bench-"))
-    url = args.database or f"sqlite:///{folder / 'ggp.db'}"
-    store = Store(url)
-    await store.open(upgrade=True)
-    await store.close()
-    service = Service(
-        ServiceSettings(
-            data_dir=folder,
-            database_url=url,
-            admin_token=TOKEN,
-            concurrency=args.concurrency,
-            poll_seconds=0.05,
-            ping_seconds=3600,
-        )
-    )
-    await service.start()
-    runner = web.AppRunner(service.app(), access_log=None, shutdown_timeout=1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    base = f"http://127.0.0.1:{port}"
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    metrics = service.metrics
     peak = 0
-    try:
+    async with served_service(
+        prefix="ggp-serve-bench-",
+        concurrency=args.concurrency,
+        poll_seconds=0.05,
+        database=args.database,
+    ) as served:
+        service, base, url = served.service, served.base, served.database_url
+        metrics = service.metrics
         async with contextlib.AsyncExitStack() as stack:
-            session = await stack.enter_async_context(aiohttp.ClientSession(headers=headers))
+            session = await stack.enter_async_context(aiohttp.ClientSession(headers=served.headers))
             names = []
             for index in range(max(2, args.player_processes)):
                 player_url = await stack.enter_async_context(fast_player_process(index + 1))
@@ -114,9 +93,6 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
                 print(
                     f"aborted {match.id}: {match.end_reason} {match.end_message}", file=sys.stderr
                 )
-    finally:
-        await runner.cleanup()
-        await service.close()
     sample = metrics.registry.get_sample_value
     steps = int(sample("ggp_step_seconds_count") or 0)
     missed = int(sample("ggp_player_errors_total", {"code": "TO"}) or 0)

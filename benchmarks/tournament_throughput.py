@@ -26,10 +26,10 @@ import argparse
 import asyncio
 import contextlib
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
+
+from support.service import served_service
 
 COLUMNS = (
     "database",
@@ -45,7 +45,6 @@ COLUMNS = (
     "passes",
     "aborted",
 )
-TOKEN = "benchmark-token"
 
 
 async def serve_random_player(seed: int) -> None:
@@ -78,42 +77,23 @@ async def player_process(seed: int) -> AsyncIterator[str]:
 
 async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     import aiohttp
-    from aiohttp import web
 
-    from server.store import MatchStatus, Store
-    from server.web import Service, ServiceSettings
+    from server.store import MatchStatus
 
-    folder = Path(tempfile.mkdtemp(prefix="ggp-tournament-bench-"))
-    url = args.database or f"sqlite:///{folder / 'ggp.db'}"
-    store = Store(url)
-    await store.open(upgrade=True)
-    await store.close()
-    service = Service(
-        ServiceSettings(
-            data_dir=folder,
-            database_url=url,
-            admin_token=TOKEN,
-            concurrency=args.concurrency,
-            poll_seconds=0.2,
-            ping_seconds=3600,
-        )
-    )
-    await service.start()
-    runner = web.AppRunner(service.app(), access_log=None, shutdown_timeout=1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    base = f"http://127.0.0.1:{port}"
-    headers = {"Authorization": f"Bearer {TOKEN}"}
     names = [f"p{i}" for i in range(args.players)]
-    try:
+    async with served_service(
+        prefix="ggp-tournament-bench-",
+        concurrency=args.concurrency,
+        poll_seconds=0.2,
+        database=args.database,
+    ) as served:
+        service, base, url = served.service, served.base, served.database_url
         async with contextlib.AsyncExitStack() as stack:
             urls = [
                 await stack.enter_async_context(player_process(seed))
                 for seed in range(args.players)
             ]
-            session = await stack.enter_async_context(aiohttp.ClientSession(headers=headers))
+            session = await stack.enter_async_context(aiohttp.ClientSession(headers=served.headers))
             for index, name in enumerate(names):
                 body = {"name": name, "url": urls[index], "max_matches": args.capacity}
                 async with session.post(f"{base}/api/players", json=body) as response:
@@ -141,9 +121,6 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
             driver = service.tournaments
             assert driver is not None
             matches = await driver.tournaments.matches(tournament_id)
-    finally:
-        await runner.cleanup()
-        await service.close()
     finished = [m for m in matches if m.status is MatchStatus.FINISHED]
     aborted = [m for m in matches if m.status is MatchStatus.ABORTED]
     busy = sum(((m.finished_at or 0) - (m.started_at or 0)) / 1000 for m in matches)
