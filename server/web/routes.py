@@ -15,9 +15,9 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 
+from server.catalog import GameRejected, upload_game
 from server.errors import Forbidden, InvalidInput, Missing
 from server.games.repository import GameFetchError, fetch_game
-from server.library import GameRejected, upload_game
 from server.match import PlayerAddress
 from server.runner import MatchRequest, queue_match, rebuild_record
 from server.store import MatchStatus

@@ -21,8 +21,8 @@ from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from server.bots.hub import BotHub
+from server.catalog import seed_bundled_games
 from server.league import TournamentDriver
-from server.library import seed_bundled_games
 from server.match import PlayerChannel
 from server.records.signing import load_or_create_host_key
 from server.registry import Registry, RegistrySettings

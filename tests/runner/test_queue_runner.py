@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from server.library import seed_bundled_games
+from server.catalog import seed_bundled_games
 from server.runner import STORE_FAILED, MatchRequest, QueueRunner, RunnerSettings, queue_match
 from server.store import MatchStatus, StepRow, Store
 

@@ -1,4 +1,4 @@
-"""The game library: the bundled games and uploaded GDL, checked by the lint, versioned in the store.
+"""The game catalog: the bundled games and uploaded GDL, checked by the lint, versioned in the store.
 
 >>> await seed_bundled_games(store)                                     # doctest: +SKIP
 >>> game = await upload_game(store, executor, name="mine", rules=text)  # doctest: +SKIP
