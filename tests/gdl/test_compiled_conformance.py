@@ -35,10 +35,7 @@ TOO_SLOW = "GroundingTooSlow"
 """The pinned outcome of a game that needs minutes to compile; it is checked with the
 default time limit, which it always exceeds."""
 
-KNOWN_BUGS = {
-    "gt_two_thirds_2p": "its batched code nests too deeply for Python's compiler "
-    "(RecursionError in BatchRunner); the single-state engine follows the trace",
-}
+KNOWN_BUGS: dict[str, str] = {}
 """Games the compiled engine gets wrong today, each a strict expected failure: the test
 reports it under ``-ra`` and fails once the bug is fixed, so the entry is removed."""
 

@@ -288,3 +288,15 @@ def test_the_playout_loop_agrees_with_single_steps_on_wide_win_tests() -> None:
     for _ in range(60):
         wins += ["100"] in engine.goals_compact(_replay_a_playout(engine, rng))
     assert wins > 30
+
+
+def test_long_chains_in_batched_code_are_grouped_to_a_shallow_depth() -> None:
+    from server.gdl.compiled.batch import CHAIN, _chain
+
+    operands = [f"F{index}" for index in range(5000)]
+    expression = _chain("|", operands)
+    assert compile(expression, "<chain>", "eval")
+    assert expression.replace("(", "").replace(")", "") == " | ".join(operands)
+    assert expression.count("(") <= 5000 // CHAIN + 5000 // CHAIN**2 + 2
+    assert _chain("&", ["F1", "F2"]) == "F1 & F2"
+    assert _chain("|", []) == ""

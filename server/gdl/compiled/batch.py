@@ -28,6 +28,22 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
+CHAIN = 32
+"""Operands joined in one flat chain at most: longer chains are grouped in parentheses,
+so the nesting of generated expressions grows with the logarithm of their length (a flat
+chain of thousands of operands is too deep for Python's compiler)."""
+
+
+def _chain(operator: str, operands: list[str]) -> str:
+    """``operands`` joined by ``operator``, grouped so that no chain exceeds ``CHAIN``."""
+    while len(operands) > CHAIN:
+        operands = [
+            "(" + f" {operator} ".join(operands[start : start + CHAIN]) + ")"
+            for start in range(0, len(operands), CHAIN)
+        ]
+    return f" {operator} ".join(operands)
+
+
 class _Writer:
     """Bit-sliced expressions: ``&`` for and, ``|`` for or, ``ALL & ~x`` for not."""
 
@@ -52,7 +68,7 @@ class _Writer:
         name = self.any_names.get(mask)
         if name is None:
             name = self.any_names[mask] = f"A{len(self.any_names)}"
-            self.any_lines.append(f"{name} = " + " | ".join(self.bit(i) for i in _bits(mask)))
+            self.any_lines.append(f"{name} = " + _chain("|", [self.bit(i) for i in _bits(mask)]))
         return name
 
     def conj(self, conj: Conj) -> str:
@@ -71,12 +87,12 @@ class _Writer:
                 neg.append(f"g{value}")
         if not pos:
             pos = ["ALL"]
-        return " & ".join(pos + [f"~{n}" for n in neg])
+        return _chain("&", pos + [f"~{n}" for n in neg])
 
     def disj(self, bodies: list[Conj]) -> str:
         if not bodies:
             return "0"
-        return " | ".join(f"({self.conj(body)})" for body in bodies)
+        return _chain("|", [f"({self.conj(body)})" for body in bodies])
 
 
 def generate_batch(plan: Plan) -> str:
@@ -164,14 +180,14 @@ def generate_batch(plan: Plan) -> str:
         if tables.persist & bit:
             parts.append(f"F{k}")
         elif keep:
-            parts.append(f"F{k} & (" + " | ".join(f"D{r}_{j}" for r, j in keep) + ")")
+            parts.append(f"F{k} & (" + _chain("|", [f"D{r}_{j}" for r, j in keep]) + ")")
         if tables.frame & bit:
             kill = [(r, j) for r in roles for j, m in enumerate(tables.kill[r]) if m & bit]
-            killed = " | ".join(f"D{r}_{j}" for r, j in kill) or "0"
+            killed = _chain("|", [f"D{r}_{j}" for r, j in kill]) or "0"
             parts.append(f"F{k} & ~({killed})")
         parts += [f"D{r}_{j}" for r in roles for j, m in enumerate(tables.sets[r]) if m & bit]
         parts += [f"({writer.conj(b)})" for b, b_bit in tables.general if b_bit == bit]
-        new.append(" | ".join(parts) if parts else "0")
+        new.append(_chain("|", parts) if parts else "0")
     body += [f"N{k} = {expr}" for k, expr in enumerate(new)]
     body.append("return [" + ", ".join(f"N{k}" for k in range(len(new))) + "]")
     out += ["    " + line for line in writer.any_lines + body]
