@@ -14,6 +14,10 @@ from sqlalchemy import func, select
 from .records import MatchRow, MatchStatus
 from .store import Store
 from .tables import match_players, match_steps, matches
+from .tournament_tables import rating_history
+
+CHUNK = 500
+"""Match ids per query of :func:`step_errors`."""
 
 SUMMARY_COLUMNS = tuple(
     matches.c[name]
@@ -32,7 +36,9 @@ async def match_summaries(
     limit: int = 25,
     offset: int = 0,
 ) -> list[MatchRow]:
-    """Matches newest first (by queue time), as :meth:`Store.list_matches`, without logs."""
+    """Matches newest first (by queue time, then id, both descending, as the index
+    ``ix_matches_queued_at`` reads them), filtered as :meth:`Store.list_matches`, without
+    their logs."""
     query = select(*SUMMARY_COLUMNS)
     if status is not None:
         query = query.where(matches.c.status == status.value)
@@ -43,7 +49,8 @@ async def match_summaries(
     if player is not None:
         seated = select(match_players.c.match_id).where(match_players.c.player == player)
         query = query.where(matches.c.id.in_(seated))
-    query = query.order_by(matches.c.queued_at.desc(), matches.c.id).limit(limit).offset(offset)
+    query = query.order_by(matches.c.queued_at.desc(), matches.c.id.desc())
+    query = query.limit(limit).offset(offset)
     async with store._reading() as connection:
         rows = await connection.execute(query)
         return [MatchRow.model_validate(dict(row._mapping)) for row in rows]
@@ -65,8 +72,15 @@ async def step_errors(
     store: Store, match_ids: Sequence[str]
 ) -> list[tuple[str, int, list[str], list[int | None]]]:
     """(match id, step, errors, response times) of every step of the given matches."""
-    if not match_ids:
-        return []
+    found: list[tuple[str, int, list[str], list[int | None]]] = []
+    for start in range(0, len(match_ids), CHUNK):
+        found += await _step_errors(store, match_ids[start : start + CHUNK])
+    return found
+
+
+async def _step_errors(
+    store: Store, match_ids: Sequence[str]
+) -> list[tuple[str, int, list[str], list[int | None]]]:
     query = (
         select(
             match_steps.c.match_id,
@@ -88,27 +102,23 @@ async def game_results(
     store: Store, game: str, limit: int = 1000
 ) -> list[tuple[list[int], int, int | None, int | None]]:
     """(goals, steps, started_at, finished_at) of the game's latest finished matches."""
-    latest = (
-        select(matches.c.id, matches.c.goals, matches.c.started_at, matches.c.finished_at)
+    last_step = (
+        select(func.max(match_steps.c.step))
+        .where(match_steps.c.match_id == matches.c.id)
+        .scalar_subquery()
+    )
+    query = (
+        select(
+            matches.c.goals, last_step.label("steps"), matches.c.started_at, matches.c.finished_at
+        )
         .where(matches.c.game_name == game, matches.c.status == MatchStatus.FINISHED.value)
         .order_by(matches.c.queued_at.desc())
         .limit(limit)
-        .subquery()
-    )
-    counted = (
-        select(match_steps.c.match_id, func.count().label("steps"))
-        .where(match_steps.c.match_id.in_(select(latest.c.id)))
-        .group_by(match_steps.c.match_id)
-        .subquery()
-    )
-    query = select(latest, counted.c.steps).join(
-        counted, counted.c.match_id == latest.c.id, isouter=True
     )
     async with store._reading() as connection:
         rows = await connection.execute(query)
         return [
-            (list(row.goals or []), max(0, (row.steps or 1) - 1), row.started_at, row.finished_at)
-            for row in rows
+            (list(row.goals or []), row.steps or 0, row.started_at, row.finished_at) for row in rows
         ]
 
 
@@ -125,3 +135,15 @@ async def match_counts(store: Store, column: str) -> dict[str, dict[str, int]]:
         for value, status, count in await connection.execute(query):
             counts.setdefault(value, {})[status] = count
     return counts
+
+
+async def rating_line(store: Store, player: str, scope: str) -> list[float]:
+    """The player's rating (mu - 3 sigma) after each rated match in ``scope``, in order."""
+    query = (
+        select(rating_history.c.mu, rating_history.c.sigma)
+        .where(rating_history.c.player == player, rating_history.c.scope == scope)
+        .order_by(rating_history.c.id)
+    )
+    async with store._reading() as connection:
+        rows = await connection.execute(query)
+        return [mu - 3 * sigma for mu, sigma in rows]

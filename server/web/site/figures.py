@@ -44,7 +44,11 @@ def game_figures(
     """From (goals, steps, started_at, finished_at) of finished matches of one game."""
     counted = [r for r in results if len(r[0]) == len(roles)]
     n = len(counted)
-    durations = [(end - start) / 1000 for _, _, start, end in counted if start and end]
+    durations = [
+        (end - start) / 1000
+        for _, _, start, end in counted
+        if start is not None and end is not None
+    ]
     winners = [sole_winner(goals) for goals, *_ in counted]
     seats = [
         SeatFigures(

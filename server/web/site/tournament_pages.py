@@ -1,18 +1,23 @@
 """The tournament pages: the list, and one tournament's standings, table or bracket, matches.
 
-The standings are the ones the API serves: the same results read by the tournament
-driver (cached per match) and the same ``server.tournament.standings``.
+The standings are the ones the API serves: each ended match of the schedule made into a
+result by the same ``match_result`` as the tournament driver, the awards kept by the
+store, and the same ``server.tournament.standings``. The pages read the steps' errors
+and times of all of a tournament's new matches in one query (not every step's state,
+match by match), and keep the results of ended matches, which never change.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from server.league import TournamentDriver
-from server.store import MatchStatus, NotFound, TournamentRow
-from server.store.page_reads import match_counts, match_summaries
-from server.tournament import TournamentSpec, round_robin_schedule, standings
+from server.league import TournamentDriver, match_result
+from server.store import MatchRow, MatchStatus, NotFound, StepRow, TournamentRow
+from server.store.page_reads import match_counts, match_summaries, step_errors
+from server.tournament import MatchResult, TournamentSpec, round_robin_schedule, standings
 
 from .tournament_tables import bracket, crosstable, round_name
 
@@ -21,6 +26,50 @@ if TYPE_CHECKING:
 
 MATCHES_PER_PAGE = 50
 MAX_TOURNAMENT_MATCHES = 100_000
+CACHED_RESULTS = 50_000
+ACTIVE = (MatchStatus.QUEUED, MatchStatus.RUNNING)
+
+
+class Results:
+    """Results of ended tournament matches, by match id (a bounded cache)."""
+
+    def __init__(self) -> None:
+        self._results: OrderedDict[str, MatchResult] = OrderedDict()
+        self._roles: dict[tuple[str, int], list[str]] = {}
+
+    async def of(
+        self, site: Site, row: TournamentRow, matches: Sequence[MatchRow]
+    ) -> list[MatchResult]:
+        """Every result of the tournament: its ended scheduled matches and its awards."""
+        ended = [m for m in matches if m.schedule_key is not None and m.status not in ACTIVE]
+        new = [m for m in ended if m.id not in self._results]
+        steps: dict[str, list[StepRow]] = {m.id: [] for m in new}
+        for match_id, step, errors, times in await step_errors(site.store, list(steps)):
+            steps[match_id].append(
+                StepRow(
+                    step=step,
+                    moves=None,
+                    state="",
+                    state_time=0,
+                    errors=errors,
+                    response_times=times,
+                    raw_replies=[],
+                    details=[],
+                )
+            )
+        for match in new:
+            key = (match.game_name, match.game_version)
+            if key not in self._roles:
+                self._roles[key] = list((await site.store.get_game(*key)).roles)
+            self._results[match.id] = match_result(match, steps[match.id], self._roles[key])
+        found = []
+        for match in ended:
+            self._results.move_to_end(match.id)
+            found.append(self._results[match.id])
+        while len(self._results) > CACHED_RESULTS:
+            self._results.popitem(last=False)
+        awards = await _driver(site).tournaments.awards(row.id)
+        return found + [MatchResult.model_validate(award) for award in awards]
 
 
 @dataclass(frozen=True)
@@ -83,7 +132,7 @@ async def tournament_context(site: Site, tournament_id: str, page: int) -> dict[
     row = await driver.tournaments.get(tournament_id)
     spec = TournamentSpec.model_validate(row.spec)
     matches = await match_summaries(site.store, tournament=row.id, limit=MAX_TOURNAMENT_MATCHES)
-    results, _active = await driver.results(row, matches)
+    results = await site.results.of(site, row, matches)
     table = standings(spec, results, await driver.statuses(row, spec, matches))
     counts: dict[str, int] = {}
     for match in matches:

@@ -23,7 +23,10 @@ class Cell:
 def crosstable(spec: TournamentSpec, results: Sequence[MatchResult]) -> list[list[Cell | None]]:
     """Rows and columns in the spec's player order; the diagonal is None.
 
-    Each counted match adds to every pair of its players the row player's points.
+    Each counted match adds, for every pair of its players, what the row player scored
+    against the column player: under the ``outcome`` rule 1 for a higher goal, 0.5 for
+    the same goal, 0 for a lower one (a forfeit loses); under ``goals`` the row
+    player's points of the match. In a two-role match that is the match's points.
     """
     index = {player: i for i, player in enumerate(spec.players)}
     size = len(spec.players)
@@ -33,16 +36,27 @@ def crosstable(spec: TournamentSpec, results: Sequence[MatchResult]) -> list[lis
         if result.bye or result.aborted_by_server:
             continue
         scored = match_points(result, spec.points)
-        for role, player in enumerate(result.players):
-            for other in result.players:
-                if other == player or player not in index or other not in index:
+        for mine, player in enumerate(result.players):
+            for theirs, other in enumerate(result.players):
+                if theirs == mine or player not in index or other not in index:
                     continue
-                points[index[player]][index[other]] += scored[role]
+                if spec.points == "goals":
+                    gained = scored[mine]
+                else:
+                    gained = _against(result, mine, theirs)
+                points[index[player]][index[other]] += gained
                 counts[index[player]][index[other]] += 1
     return [
         [None if r == c else Cell(points[r][c], counts[r][c]) for c in range(size)]
         for r in range(size)
     ]
+
+
+def _against(result: MatchResult, mine: int, theirs: int) -> float:
+    if result.forfeited(mine) or result.forfeited(theirs):
+        return 0.0 if result.forfeited(mine) else 1.0
+    difference = result.goals[mine] - result.goals[theirs]
+    return 1.0 if difference > 0 else 0.5 if difference == 0 else 0.0
 
 
 @dataclass(frozen=True)

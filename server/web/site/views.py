@@ -22,6 +22,7 @@ from server.store.page_reads import (
     match_counts,
     match_summaries,
     player_seats,
+    rating_line,
     step_errors,
 )
 
@@ -31,14 +32,14 @@ from .frames import Drawings, draw, step_frame
 from .hub import EVERY_MATCH
 from .human import Seat, Seats
 from .render import Pages
-from .tournament_pages import tournament_context, tournament_list
+from .tournament_pages import Results, tournament_context, tournament_list
 
 if TYPE_CHECKING:
     from server.web.service import Service
 
 STATIC = Path(str(resources.files(__package__) / "static"))
 PAGE_SIZE = 25
-ERROR_MATCHES = 50
+ERROR_MATCHES = 20
 """A player page lists the errors of the player's latest matches, this many."""
 FIGURE_MATCHES = 1000
 """A game page's figures are over its latest finished matches, this many."""
@@ -57,6 +58,8 @@ class Site:
         self.pages = Pages()
         self.seats = Seats()
         self.initial_drawings: dict[str, dict[str, Any]] = {}
+        self.results = Results()
+        """Results of ended tournament matches, for the tournament pages."""
 
     # -- pages -------------------------------------------------------------------------
 
@@ -117,10 +120,12 @@ class Site:
         name = request.match_info["name"]
         player = await self.store.get_player(name)
         pings = await self.store.ping_history(name, limit=20)
-        matches = await match_summaries(self.store, player=name, limit=ERROR_MATCHES)
+        matches = await match_summaries(self.store, player=name, limit=PAGE_SIZE)
         roles = {game.name: game.roles for game in await self.store.list_games()}
         table = results_by_role(await player_seats(self.store, name), roles)
-        seats = {m.id: [i for i, p in enumerate(m.players) if p == name] for m in matches}
+        seats = {
+            m.id: [i for i, p in enumerate(m.players) if p == name] for m in matches[:ERROR_MATCHES]
+        }
         errors = [
             (match_id, step, seat, errors[seat], times[seat] if seat < len(times) else None)
             for match_id, step, errors, times in await step_errors(self.store, list(seats))
@@ -131,10 +136,9 @@ class Site:
         errors.sort(key=lambda e: (order[e[0]], -e[1]))
         tournaments = self._tournaments()
         ratings = await tournaments.player_ratings(name)
-        history = await tournaments.player_history(name, "*")
+        history = await rating_line(self.store, name, "*")
         chart = line_chart(
-            [h.mu - 3 * h.sigma for h in history],
-            label=f"{name}'s rating (mu - 3 sigma, every game) after each rated match",
+            history, label=f"{name}'s rating (mu - 3 sigma, every game) after each rated match"
         )
         return self.html(
             "player.html",
@@ -142,7 +146,7 @@ class Site:
             pings=pings,
             table=table,
             errors=errors[:100],
-            error_matches=len(matches),
+            error_matches=len(seats),
             matches=matches[:PAGE_SIZE],
             ratings=ratings,
             chart=chart,
