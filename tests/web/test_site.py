@@ -402,13 +402,14 @@ def test_a_long_rating_history_is_thinned_but_keeps_its_ends() -> None:
 
 
 async def test_the_list_pages_page_through_matches_without_reading_their_logs(
-    tmp_path: Path, sqlite_url: str
+    tmp_path: Path, database_url: str
 ) -> None:
+    """On both databases: the pages' own queries."""
     from server.store import MatchStatus
     from server.store.page_reads import SUMMARY_COLUMNS, match_summaries
 
     assert {"signed_record", "header"}.isdisjoint(c.name for c in SUMMARY_COLUMNS)
-    async with running_service(tmp_path, sqlite_url) as (service, client):
+    async with running_service(tmp_path, database_url) as (service, client):
         store = service.store
         await store.add_player("a", "http://127.0.0.1:9/")
         for n in range(30):

@@ -93,6 +93,16 @@ class LiveHub:
             if not viewers:
                 del self._viewers[subscription.match_id]
 
+    def close_streams(self) -> None:
+        """Tell every viewer's stream to end (the application is shutting down)."""
+        for viewers in list(self._viewers.values()):
+            for subscription in list(viewers):
+                try:
+                    subscription.queue.put_nowait({"kind": "shutdown"})
+                except asyncio.QueueFull:
+                    subscription.behind = True
+                    self.unsubscribe(subscription)
+
     def viewers(self, match_id: str) -> int:
         return len(self._viewers.get(match_id, ()))
 

@@ -305,6 +305,8 @@ class Site:
                 except TimeoutError:
                     await response.write(b": keepalive\n\n")
                     continue
+                if payload["kind"] == "shutdown":
+                    return response
                 if payload["kind"] == "started":
                     try:
                         match = await self.store.get_match(payload["id"])
@@ -357,6 +359,8 @@ class Site:
                     )
                     await _send(response, "step", step_frame(payload, drawing))
                     last = payload["step"]
+                elif payload["kind"] == "shutdown":
+                    return response
                 elif payload["kind"] == "end":
                     await _send(
                         response,
@@ -538,3 +542,8 @@ def add_site(app: web.Application, service: Service) -> None:
     app.router.add_post("/play/{seat}/move", site.play_move)
     app.router.add_route("*", "/human/{seat}", site.human_endpoint)
     app.router.add_static("/static/", STATIC)
+
+    async def end_streams(_app: web.Application) -> None:
+        service.live.close_streams()
+
+    app.on_shutdown.append(end_streams)

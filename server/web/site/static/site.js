@@ -320,6 +320,7 @@
     source.addEventListener("running", function (e) {
       list.textContent = "";
       JSON.parse(e.data).matches.forEach(function (m) { list.appendChild(card(m)); });
+      list.dataset.connected = "1";
       shown();
     });
     source.addEventListener("started", function (e) {
@@ -373,12 +374,18 @@
       if (input && input.setAttribute) input.setAttribute("aria-invalid", "true");
       return true;
     }
+    var boxes = form.querySelectorAll('input[name="players"]'), ticked = 0;
+    boxes.forEach(function (box) {  // the seeds are in the order the players are ticked
+      box.addEventListener("change", function () { box.dataset.order = box.checked ? String(++ticked) : ""; });
+    });
     form.addEventListener("submit", function (e) {
       e.preventDefault();
       clear();
       var spec = {}, bad = false;
       ["name", "game", "format", "failure_rule"].forEach(function (name) { spec[name] = form.elements[name].value.trim(); });
-      spec.players = Array.prototype.filter.call(form.querySelectorAll('input[name="players"]'), function (box) { return box.checked; }).map(function (box) { return box.value; });
+      spec.players = Array.prototype.filter.call(boxes, function (box) { return box.checked; })
+        .sort(function (a, b) { return Number(a.dataset.order) - Number(b.dataset.order); })
+        .map(function (box) { return box.value; });
       spec.start = form.elements.start.checked;
       form.querySelectorAll('input[data-type="int"]').forEach(function (input) {
         var text = input.value.trim();
