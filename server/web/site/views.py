@@ -28,7 +28,7 @@ from server.store.page_reads import (
 
 from .charts import line_chart
 from .figures import game_figures, results_by_role
-from .frames import Drawings, draw, step_frame
+from .frames import Drawings, draw, engine_and_speed, step_frame
 from .hub import EVERY_MATCH
 from .human import Seat, Seats
 from .render import Pages
@@ -160,15 +160,16 @@ class Site:
 
     async def game_page(self, request: web.Request) -> web.Response:
         game = await self.store.get_game(request.match_info["name"])
-        drawing = self.initial_drawings.get(game.rules_hash)
-        if drawing is None:
+        first = self.initial_drawings.get(game.rules_hash)
+        if first is None:
             grids = await self.drawings.grids(game.rules_text)
             try:
                 loaded = await asyncio.to_thread(Game.from_text, game.rules_text)
                 drawing = draw(loaded.initial_state().to_ggp(), grids)
+                measured = {} if game.lint_report else engine_and_speed(loaded)
             except Exception:  # rules the engine refuses are shown without a picture
-                drawing = {"boards": [], "facts": []}
-            self.initial_drawings[game.rules_hash] = drawing
+                drawing, measured = {"boards": [], "facts": []}, {}
+            first = self.initial_drawings[game.rules_hash] = {"drawing": drawing, **measured}
         figures = game_figures(
             await game_results(self.store, game.name, limit=FIGURE_MATCHES), game.roles
         )
@@ -176,8 +177,9 @@ class Site:
         return self.html(
             "game.html",
             game=game,
-            drawing=json.dumps(drawing),
+            drawing=json.dumps(first["drawing"]),
             lint=game.lint_report or {},
+            measured=first,
             figures=figures,
             figure_limit=FIGURE_MATCHES,
             recent=recent,
