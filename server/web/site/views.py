@@ -68,12 +68,18 @@ class Site:
 
     async def home(self, request: web.Request) -> web.Response:
         page = _page(request)
-        running = await match_summaries(self.store, status=MatchStatus.RUNNING, limit=50)
-        queued = await match_summaries(self.store, status=MatchStatus.QUEUED, limit=10)
-        recent = await match_summaries(
-            self.store, status=MatchStatus.FINISHED, limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE
+        running, queued, recent, players, tournaments = await asyncio.gather(
+            match_summaries(self.store, status=MatchStatus.RUNNING, limit=50),
+            match_summaries(self.store, status=MatchStatus.QUEUED, limit=10),
+            match_summaries(
+                self.store,
+                status=MatchStatus.FINISHED,
+                limit=PAGE_SIZE + 1,
+                offset=page * PAGE_SIZE,
+            ),
+            self.store.list_players(),
+            tournament_list(self, ["running", "paused"]),
         )
-        players = await self.store.list_players()
         return self.html(
             "home.html",
             running=running,
@@ -82,7 +88,7 @@ class Site:
             page=page,
             more=len(recent) > PAGE_SIZE,
             players=players,
-            tournaments=await tournament_list(self, ["running", "paused"]),
+            tournaments=tournaments,
         )
 
     async def matches_page(self, request: web.Request) -> web.Response:
@@ -119,10 +125,16 @@ class Site:
     async def player_page(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         player = await self.store.get_player(name)
-        pings = await self.store.ping_history(name, limit=20)
-        matches = await match_summaries(self.store, player=name, limit=PAGE_SIZE)
-        roles = {game.name: game.roles for game in await self.store.list_games()}
-        table = results_by_role(await player_seats(self.store, name), roles)
+        tournaments = self._tournaments()
+        pings, matches, games, seated, ratings, history = await asyncio.gather(
+            self.store.ping_history(name, limit=20),
+            match_summaries(self.store, player=name, limit=PAGE_SIZE),
+            self.store.list_games(),
+            player_seats(self.store, name),
+            tournaments.player_ratings(name),
+            rating_line(self.store, name, "*"),
+        )
+        table = results_by_role(seated, {game.name: game.roles for game in games})
         seats = {
             m.id: [i for i, p in enumerate(m.players) if p == name] for m in matches[:ERROR_MATCHES]
         }
@@ -134,9 +146,6 @@ class Site:
         ]
         order = {m.id: i for i, m in enumerate(matches)}
         errors.sort(key=lambda e: (order[e[0]], -e[1]))
-        tournaments = self._tournaments()
-        ratings = await tournaments.player_ratings(name)
-        history = await rating_line(self.store, name, "*")
         chart = line_chart(
             history, label=f"{name}'s rating (mu - 3 sigma, every game) after each rated match"
         )
@@ -170,10 +179,11 @@ class Site:
             except Exception:  # rules the engine refuses are shown without a picture
                 drawing, measured = {"boards": [], "facts": []}, {}
             first = self.initial_drawings[game.rules_hash] = {"drawing": drawing, **measured}
-        figures = game_figures(
-            await game_results(self.store, game.name, limit=FIGURE_MATCHES), game.roles
+        results, recent = await asyncio.gather(
+            game_results(self.store, game.name, limit=FIGURE_MATCHES),
+            match_summaries(self.store, game=game.name, limit=10),
         )
-        recent = await match_summaries(self.store, game=game.name, limit=10)
+        figures = game_figures(results, game.roles)
         return self.html(
             "game.html",
             game=game,
