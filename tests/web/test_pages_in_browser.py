@@ -444,6 +444,9 @@ async def test_the_admin_page_creates_and_controls_a_tournament_showing_errors_b
             )
             found = await (await client.get(f"/api/tournaments/{tournament_id}")).json()
             assert found["status"] == status, action
+            home = await (await client.get("/")).text()
+            in_progress = f'href="/tournaments/{tournament_id}"' in home
+            assert in_progress == (status in ("running", "paused")), status
         assert await page.is_disabled(f"{row} button[data-action=resume]")
         await page.screenshot(path=str(SCREENSHOTS / "admin-tournaments.png"), full_page=True)
 

@@ -88,28 +88,37 @@ class Progress:
         return min(100, round(100 * self.done / self.total))
 
 
-async def schedule_size(site: Site, spec: TournamentSpec) -> int | None:
+async def schedule_size(
+    site: Site, spec: TournamentSpec, roles_of: dict[str, int] | None = None
+) -> int | None:
     """Matches in the whole schedule: known in advance for a round robin only."""
     if spec.format != "round_robin":
         return None
-    try:
-        roles = len((await site.store.get_game(spec.game)).roles)
-    except NotFound:
-        return None
+    roles_of = {} if roles_of is None else roles_of
+    if spec.game not in roles_of:
+        try:
+            roles_of[spec.game] = len((await site.store.get_game(spec.game)).roles)
+        except NotFound:
+            return None
+    roles = roles_of[spec.game]
     if roles > len(spec.players):
         return None
     return len(round_robin_schedule(spec, roles))
 
 
 async def progress_of(
-    site: Site, row: TournamentRow, counts: dict[str, int], awarded: int = 0
+    site: Site,
+    row: TournamentRow,
+    counts: dict[str, int],
+    awarded: int = 0,
+    roles_of: dict[str, int] | None = None,
 ) -> Progress:
     """Finished matches and results decided without play, against the schedule's size
     (aborted matches are played again, so they are not done)."""
     spec = TournamentSpec.model_validate(row.spec)
     return Progress(
         done=counts.get(MatchStatus.FINISHED.value, 0) + awarded,
-        total=await schedule_size(site, spec),
+        total=await schedule_size(site, spec, roles_of),
         running=counts.get(MatchStatus.RUNNING.value, 0),
         queued=counts.get(MatchStatus.QUEUED.value, 0),
     )
@@ -120,8 +129,9 @@ async def tournament_list(site: Site, statuses: list[str] | None = None) -> list
     driver = _driver(site)
     rows = await driver.tournaments.find(status=statuses)
     counts = await match_counts(site.store, "tournament_id")
+    roles_of: dict[str, int] = {}  # each game read once
     return [
-        {"row": row, "progress": await progress_of(site, row, counts.get(row.id, {}))}
+        {"row": row, "progress": await progress_of(site, row, counts.get(row.id, {}), 0, roles_of)}
         for row in rows
     ]
 

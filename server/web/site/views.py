@@ -1,4 +1,5 @@
-"""The page handlers: HTML pages, their JSON and the live event stream of a match."""
+"""The page handlers: HTML pages, their JSON and the live event streams (each match's,
+and the home page's of every match starting and ending)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import json
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, web
 from pydantic import ValidationError
@@ -16,7 +17,7 @@ from server.games import game_text, is_bundled
 from server.gdl import Game
 from server.records import MatchRecord
 from server.runner import MatchRequest, queue_match
-from server.store import MatchStatus, RatingRow, TournamentStore
+from server.store import MatchRow, MatchStatus, RatingRow, TournamentStore
 from server.store.page_reads import (
     game_results,
     match_counts,
@@ -25,6 +26,7 @@ from server.store.page_reads import (
     rating_line,
     step_errors,
 )
+from server.tournament.spec import Format
 
 from .charts import line_chart
 from .figures import game_figures, results_by_role
@@ -43,7 +45,7 @@ ERROR_MATCHES = 20
 """A player page lists the errors of the player's latest matches, this many."""
 FIGURE_MATCHES = 1000
 """A game page's figures are over its latest finished matches, this many."""
-FORMATS = ("round_robin", "swiss", "single_elimination", "ladder")
+FORMATS = get_args(Format)
 KEEPALIVE_SECONDS = 5.0
 MAX_LOG_BYTES = 20_000_000
 
@@ -464,7 +466,7 @@ def _status(request: web.Request) -> MatchStatus | None:
         ) from error
 
 
-def _card(match: Any) -> dict[str, Any]:
+def _card(match: MatchRow) -> dict[str, Any]:
     """A running match as the home page lists it."""
     return {"id": match.id, "game": match.game_name, "players": _names(match.players)}
 
