@@ -120,6 +120,8 @@ matches = Table(
     Index("ix_matches_game_name", "game_name"),
     Index("ix_matches_tournament_id", "tournament_id"),
     Index("uq_matches_tournament_schedule", "tournament_id", "schedule_key", unique=True),
+    Index("ix_matches_queued_at", "queued_at", "id"),  # the pages' lists, newest first
+    Index("ix_matches_game_status_queued", "game_name", "status", "queued_at"),
 )
 
 match_players = Table(

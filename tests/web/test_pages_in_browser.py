@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -248,3 +249,227 @@ async def test_admin_pages_refuse_to_act_without_the_token(
             "document.getElementById('admin-result').dataset.status === '200'"
         )
         assert (await (await client.get("/api/players/intruder")).json())["suspended"] is True
+
+
+TOURNAMENT_GAME = "double_tictactoe_dengji"
+
+
+async def run_tournaments(client: TestClient, specs: list[dict[str, Any]]) -> list[str]:
+    """Create the tournaments (they run at once, side by side) and wait until all end."""
+    ids = []
+    for spec in specs:
+        body = {"game": TOURNAMENT_GAME, "startclock": 3, "playclock": 1, "seed": 2, **spec}
+        response = await client.post("/api/tournaments", json=body, headers=ADMIN_HEADERS)
+        assert response.status == 201, await response.text()
+        ids.append((await response.json())["id"])
+    async with asyncio.timeout(300):
+        for tournament_id in ids:
+            while True:
+                found = await (await client.get(f"/api/tournaments/{tournament_id}")).json()
+                if found["status"] not in ("created", "running"):
+                    break
+                await asyncio.sleep(0.3)
+            assert found["status"] == "finished", found
+    return ids
+
+
+async def column(page: Any, table: str, index: int) -> list[str]:
+    texts: list[str] = await page.eval_on_selector_all(
+        f"#{table} tbody tr", f"rows => rows.map(r => r.cells[{index}].textContent.trim())"
+    )
+    return texts
+
+
+async def test_tournament_pages_show_standings_sort_them_and_draw_the_bracket(
+    tmp_path: Path, sqlite_url: str, browser: Any
+) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    names = ["rnd", "lgl", "rnd2", "lgl2"]
+    async with (
+        local_players(["random", "legal", "random", "legal"], seed=21) as urls,
+        running_service(tmp_path, sqlite_url, concurrency=6) as (_, client),
+    ):
+        for name, url in zip(names, urls, strict=True):
+            response = await client.post(
+                "/api/players", json={"name": name, "url": url}, headers=ADMIN_HEADERS
+            )
+            assert response.status == 201, await response.text()
+        round_robin, elimination = await run_tournaments(
+            client,
+            [
+                {"name": "Round robin", "format": "round_robin", "players": names[:3]},
+                {"name": "Cup", "format": "single_elimination", "players": names},
+            ],
+        )
+        table = await (await client.get(f"/api/tournaments/{round_robin}/standings")).json()
+        cup = await (await client.get(f"/api/tournaments/{elimination}/standings")).json()
+        page = await browser.new_page(viewport={"width": 1100, "height": 900})
+        await page.goto(str(client.make_url(f"/tournaments/{round_robin}")))
+        assert await column(page, "standings", 1) == [line["player"] for line in table]
+        assert "6 / 6 done" in await page.inner_text("#progress")
+        assert await page.locator("#crosstable tbody tr").count() == 3
+        await page.screenshot(path=str(SCREENSHOTS / "tournament-round-robin.png"), full_page=True)
+        # sorting: by wins (ascending, then descending), by player name
+        await page.click("#standings th:text-is('Wins')")
+        wins = [int(text) for text in await column(page, "standings", 4)]
+        assert wins == sorted(wins)
+        await page.click("#standings th:text-is('Wins')")
+        wins = [int(text) for text in await column(page, "standings", 4)]
+        assert wins == sorted(wins, reverse=True)
+        assert await page.get_attribute("#standings th:text-is('Wins')", "aria-sort") == (
+            "descending"
+        )
+        await page.click("#standings th:text-is('Player')")
+        assert await column(page, "standings", 1) == sorted(names[:3])
+        await page.click("#standings th:text-is('Rank')")
+        await page.click("#standings th:text-is('Rank')")
+        await page.click("#standings th:text-is('Rank')")
+        assert await column(page, "standings", 1) == [line["player"] for line in table]
+        # every match links to its page
+        (first_match,) = await page.eval_on_selector(
+            "#tournament-matches a", "a => [a.getAttribute('href')]"
+        )
+        assert first_match.startswith("/matches/")
+        # the elimination: four players, two rounds, the champion marked in the final
+        await page.goto(str(client.make_url(f"/tournaments/{elimination}")))
+        assert await page.locator("#bracket .round").count() == 2
+        assert await page.locator("#bracket .round").nth(0).locator(".tie").count() == 2
+        final = page.locator("#bracket .round").nth(1)
+        assert await final.locator("h3").inner_text() == "Final"
+        assert await final.locator(".side.winner .name").inner_text() == cup[0]["player"]
+        assert cup[0]["status"] == "winner"
+        await page.screenshot(path=str(SCREENSHOTS / "tournament-elimination.png"), full_page=True)
+        # on a phone the page does not overflow: wide tables and the bracket scroll inside
+        phone = await browser.new_page(viewport={"width": 390, "height": 844})
+        for path in (f"/tournaments/{elimination}", f"/tournaments/{round_robin}", "/players/rnd"):
+            await phone.goto(str(client.make_url(path)))
+            width = await phone.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, (path, width)
+        await phone.goto(str(client.make_url(f"/tournaments/{elimination}")))
+        await phone.screenshot(path=str(SCREENSHOTS / "tournament-phone.png"), full_page=True)
+        await phone.goto(str(client.make_url("/players/rnd")))
+        assert await phone.locator("#rating-chart svg polyline").count() == 1
+        await phone.screenshot(path=str(SCREENSHOTS / "player-phone.png"), full_page=True)
+        await page.goto(str(client.make_url("/tournaments")))
+        assert await page.locator("#tournaments tbody tr").count() == 2
+        await page.goto(str(client.make_url(f"/games/{TOURNAMENT_GAME}")))
+        assert await page.inner_text("#engine") in {"compiled", "interpreter"}
+        assert "transitions per second" in await page.inner_text("#speed")
+        assert await page.locator("#seats tbody tr").count() == 2
+        await page.screenshot(path=str(SCREENSHOTS / "game.png"), full_page=True)
+
+
+THREE_ROLES = """
+(role a) (role b) (role c)
+(init (step 0))
+(<= (legal ?r noop) (role ?r))
+(<= (next (step 1)) (true (step 0)))
+(<= terminal (true (step 1)))
+(<= (goal ?r 50) (role ?r))
+"""
+
+
+async def test_the_admin_page_creates_and_controls_a_tournament_showing_errors_by_the_fields(
+    tmp_path: Path, sqlite_url: str, browser: Any
+) -> None:
+    async with (
+        local_players(["random", "legal"], seed=31) as urls,
+        running_service(tmp_path, sqlite_url) as (_, client),
+    ):
+        await register_two(client, urls)
+        uploaded = await client.post(
+            "/api/games", json={"name": "three", "rules": THREE_ROLES}, headers=ADMIN_HEADERS
+        )
+        assert uploaded.status == 201, await uploaded.text()
+        page = await browser.new_page(viewport={"width": 1000, "height": 1200})
+        await page.goto(str(client.make_url("/admin")))
+        form = "#tournament-form"
+        # checked in the page: nothing is sent
+        await page.click(f"{form} button[type=submit]")
+        assert await page.get_attribute(form, "data-checked") == "refused"
+        assert "name" in await page.inner_text(f"{form} [data-error-for=name]")
+        assert "two players" in await page.inner_text(f"{form} [data-error-for=players]")
+        await page.fill(f"{form} input[name=name]", "Cup")
+        await page.check(f"{form} input[name=players][value=rnd]")
+        await page.check(f"{form} input[name=players][value=lgl]")
+        await page.select_option(f"{form} select[name=format]", "swiss")
+        await page.fill(f"{form} input[name=playclock]", "0")
+        await page.click(f"{form} button[type=submit]")
+        assert "rounds" in await page.inner_text(f"{form} [data-error-for=rounds]")
+        assert "1 or more" in await page.inner_text(f"{form} [data-error-for=playclock]")
+        assert await page.inner_text(f"{form} [data-error-for=name]") == ""
+        assert (await (await client.get("/api/tournaments")).json()) == []
+        # checked by the API: without the token, then a three-role game for a Swiss
+        await page.fill(f"{form} input[name=playclock]", "1")
+        await page.fill(f"{form} input[name=rounds]", "2")
+        await page.click(f"{form} button[type=submit]")
+        await page.wait_for_function("document.getElementById('admin-result').dataset.status")
+        assert await page.get_attribute("#admin-result", "data-status") == "401"
+        await page.fill("#admin-token", ADMIN_HEADERS["Authorization"].split()[1])
+        await page.select_option(f"{form} select[name=game]", "three")
+        await page.click(f"{form} button[type=submit]")
+        await page.wait_for_function(
+            "document.getElementById('admin-result').dataset.status === '400'"
+        )
+        assert "two-role" in await page.inner_text(f"{form} [data-error-for=format]")
+        assert await page.get_attribute(f"{form} select[name=format]", "aria-invalid") == "true"
+        await page.screenshot(path=str(SCREENSHOTS / "admin-errors.png"), full_page=True)
+        # a valid spec, kept created; then started, paused, resumed and cancelled by buttons
+        await page.select_option(f"{form} select[name=game]", TOURNAMENT_GAME)
+        await page.select_option(f"{form} select[name=format]", "round_robin")
+        await page.fill(f"{form} input[name=rounds]", "")
+        await page.fill(f"{form} input[name=playclock]", "5")
+        await page.uncheck(f"{form} input[name=start]")
+        await page.click(f"{form} button[type=submit]")
+        await page.wait_for_function(
+            "document.getElementById('tournament-form').dataset.checked === 'created'"
+        )
+        tournament_id = await page.get_attribute(form, "data-created")
+        assert await page.inner_text(f"{form} [data-error-for=format]") == ""
+        created = await (await client.get(f"/api/tournaments/{tournament_id}")).json()
+        assert created["status"] == "created" and created["spec"]["players"] == ["rnd", "lgl"]
+        await page.goto(str(client.make_url("/admin")))
+        await page.fill("#admin-token", ADMIN_HEADERS["Authorization"].split()[1])
+        row = f"#tournament-controls tr[data-tournament='{tournament_id}']"
+        assert await page.is_disabled(f"{row} button[data-action=pause]")
+        for action, status in (
+            ("start", "running"),
+            ("pause", "paused"),
+            ("resume", "running"),
+            ("cancel", "cancelled"),
+        ):
+            await page.click(f"{row} button[data-action={action}]")
+            await page.wait_for_function(
+                f"document.querySelector(\"{row} .t-status\").textContent === '{status}'"
+            )
+            found = await (await client.get(f"/api/tournaments/{tournament_id}")).json()
+            assert found["status"] == status, action
+            home = await (await client.get("/")).text()
+            in_progress = f'href="/tournaments/{tournament_id}"' in home
+            assert in_progress == (status in ("running", "paused")), status
+        assert await page.is_disabled(f"{row} button[data-action=resume]")
+        await page.screenshot(path=str(SCREENSHOTS / "admin-tournaments.png"), full_page=True)
+
+
+async def test_the_home_page_shows_a_match_start_and_end_without_reloading(
+    tmp_path: Path, sqlite_url: str, browser: Any
+) -> None:
+    async with (
+        local_players(["random", "legal"], seed=41) as urls,
+        running_service(tmp_path, sqlite_url) as (_, client),
+    ):
+        await register_two(client, urls)
+        page = await browser.new_page(viewport={"width": 390, "height": 844})
+        await page.goto(str(client.make_url("/")))
+        await page.evaluate("window.notReloaded = true")
+        assert await page.is_visible("#none-running")
+        await page.wait_for_selector("#running[data-connected]", state="attached")  # streaming
+        match_id = await queue(client, "tictactoex9")
+        await page.wait_for_selector(f"#running li[data-match='{match_id}']", timeout=30_000)
+        assert not await page.is_visible("#none-running")
+        await page.wait_for_selector(f"#recent tr[data-match='{match_id}']", timeout=60_000)
+        assert await page.locator(f"#running li[data-match='{match_id}']").count() == 0
+        match = await wait_for_status(client, match_id, {"finished"})
+        goals = await page.inner_text(f"#recent tr[data-match='{match_id}'] td:nth-child(4)")
+        assert goals == ", ".join(str(goal) for goal in match["goals"])
+        assert await page.evaluate("window.notReloaded") is True

@@ -206,3 +206,286 @@ async def test_a_seat_takes_only_legal_moves_on_its_turn(tmp_path: Path, sqlite_
                 await asyncio.sleep(0.1)
         assert log["moves"][1][1].replace(" ", "") == legal.replace(" ", "")
         await client.post(f"/api/matches/{match['id']}/abort", headers=ADMIN_HEADERS)
+
+
+# -- tournaments, lists, figures ---------------------------------------------------------
+
+TOURNAMENT_GAME = "double_tictactoe_dengji"
+
+
+async def run_tournament(client: TestClient, body: dict[str, Any], seconds: float = 240) -> str:
+    response = await client.post("/api/tournaments", json=body, headers=ADMIN_HEADERS)
+    assert response.status == 201, await response.text()
+    tournament_id: str = (await response.json())["id"]
+    async with asyncio.timeout(seconds):
+        while True:
+            found = await (await client.get(f"/api/tournaments/{tournament_id}")).json()
+            if found["status"] not in ("running", "created"):
+                break
+            await asyncio.sleep(0.3)
+    assert found["status"] == "finished", found
+    return tournament_id
+
+
+def cup(fmt: str, players: list[str], **more: Any) -> dict[str, Any]:
+    return {
+        "name": f"{fmt} cup",
+        "game": TOURNAMENT_GAME,
+        "format": fmt,
+        "players": players,
+        "startclock": 3,
+        "playclock": 1,
+        "seed": 4,
+        **more,
+    }
+
+
+def cells(html: str, table_id: str) -> list[list[str]]:
+    """The text of each body row's cells of the table with that id."""
+    import re
+
+    body = html.split(f'id="{table_id}"', 1)[1].split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.DOTALL)
+    return [
+        [
+            re.sub(r"<[^>]+>", "", cell).strip()
+            for cell in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.DOTALL)
+        ]
+        for row in rows
+    ]
+
+
+async def test_a_round_robin_page_shows_the_api_standings_and_a_crosstable_of_its_matches(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    names = ["rnd", "lgl", "rnd2"]
+    async with (
+        local_players(["random", "legal", "random"], seed=8) as urls,
+        running_service(tmp_path, sqlite_url, concurrency=4) as (_, client),
+    ):
+        for name, url in zip(names, urls, strict=True):
+            await register(client, name, url)
+        tournament_id = await run_tournament(client, cup("round_robin", names))
+        table = await (await client.get(f"/api/tournaments/{tournament_id}/standings")).json()
+        matches = await (await client.get(f"/api/tournaments/{tournament_id}/matches")).json()
+        page = await (await client.get(f"/tournaments/{tournament_id}")).text()
+        listing = await (await client.get("/tournaments")).text()
+        home = await (await client.get("/")).text()
+    shown = cells(page, "standings")
+    assert [row[1] for row in shown] == [line["player"] for line in table]
+    assert [float(row[2]) for row in shown] == [line["points"] for line in table]
+    assert [int(row[4]) for row in shown] == [line["wins"] for line in table]
+    assert "6 / 6 done" in page
+    # the crosstable: what each player scored against each other, from the matches' goals
+    expected = {(a, b): 0.0 for a in names for b in names if a != b}
+    for match in matches:
+        (a, b), (goal_a, goal_b) = match["players"], match["goals"]
+        expected[a, b] += 1.0 if goal_a > goal_b else 0.5 if goal_a == goal_b else 0.0
+        expected[b, a] += 1.0 if goal_b > goal_a else 0.5 if goal_a == goal_b else 0.0
+    for r, row in enumerate(cells(page, "crosstable")):
+        for c, text in enumerate(row[1:]):
+            if r == c:
+                assert text == ""
+            else:
+                points, played = text.split()
+                assert float(points) == expected[names[r], names[c]]
+                assert played == "(2)"
+    for match in matches:
+        assert f'href="/matches/{match["id"]}"' in page
+    assert f'href="/tournaments/{tournament_id}"' in listing and "6 / 6 done" in listing
+    assert "Tournaments in progress" not in home  # it is finished
+
+
+async def test_an_elimination_page_draws_the_bracket_with_its_champion(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    names = ["rnd", "lgl", "rnd2"]
+    async with (
+        local_players(["random", "legal", "random"], seed=12) as urls,
+        running_service(tmp_path, sqlite_url, concurrency=4) as (_, client),
+    ):
+        for name, url in zip(names, urls, strict=True):
+            await register(client, name, url)
+        tournament_id = await run_tournament(client, cup("single_elimination", names))
+        table = await (await client.get(f"/api/tournaments/{tournament_id}/standings")).json()
+        page = await (await client.get(f"/tournaments/{tournament_id}")).text()
+    champion = table[0]
+    assert champion["status"] == "winner"
+    bracket = page.split('id="bracket"', 1)[1].split("<h2>", 1)[0]
+    rounds = bracket.split('class="round"')[1:]
+    assert len(rounds) == 2 and "Semi-finals" in rounds[0] and "Final" in rounds[1]
+    # the top seed has a bye in the first round; the final's winner is the champion
+    assert '<span class="name">bye</span>' in rounds[0]
+    assert f'<div class="side winner"><span class="name">{champion["player"]}</span>' in rounds[1]
+    assert "crosstable" not in page
+
+
+def test_a_crosstable_counts_every_pair_of_a_three_role_match() -> None:
+    from server.tournament import MatchResult, TournamentSpec
+    from server.web.site.tournament_tables import crosstable
+
+    spec = TournamentSpec(
+        name="t", game="g", format="round_robin", players=["a", "b", "c"], startclock=1, playclock=1
+    )
+    results = [
+        MatchResult(key="1/0/0/0-1-2", players=["a", "b", "c"], goals=[100, 0, 0]),
+        MatchResult(key="1/0/0/1-0-2", players=["b", "a", "c"], goals=[50, 50, 0]),
+        MatchResult(
+            key="2/0/0/1-0-2", players=["b", "a", "c"], goals=[0, 0, 0], aborted_by_server=True
+        ),
+    ]
+    table = crosstable(spec, results)
+    assert table[0][0] is None
+    # a against b: a higher goal, then the same goal; the aborted match counts for nothing
+    assert table[0][1] is not None and table[0][1].points == 1.5 and table[0][1].matches == 2
+    assert table[2][0] is not None and table[2][0].points == 0.0
+    # c against b: the same goal (0), then a lower one
+    assert table[2][1] is not None and table[2][1].points == 0.5
+
+
+def test_a_bracket_of_five_draws_every_round_before_it_is_played() -> None:
+    from server.tournament import TournamentSpec
+    from server.web.site.tournament_tables import bracket, round_name
+
+    spec = TournamentSpec(
+        name="t",
+        game="g",
+        format="single_elimination",
+        players=["p1", "p2", "p3", "p4", "p5"],
+        startclock=1,
+        playclock=1,
+    )
+    rounds = bracket(spec, [])
+    assert [len(r) for r in rounds] == [4, 2, 1]
+    assert [round_name(n, 3) for n in (1, 2, 3)] == ["Quarter-finals", "Semi-finals", "Final"]
+    byes = [tie for tie in rounds[0] if tie.bye]
+    assert [tie.high for tie in byes] == ["p1", "p2", "p3"]
+    assert rounds[1][0].high == "p1" and rounds[1][0].low is None  # p4 against p5 is not played
+    assert rounds[2][0].high is None
+
+
+def test_game_and_player_figures_from_goals() -> None:
+    from server.web.site.figures import game_figures, results_by_role
+
+    figures = game_figures(
+        [([100, 0], 9, 1000, 3000), ([50, 50], 11, None, None), ([0, 100], 7, 0, 1000)],
+        ["x", "o"],
+    )
+    assert figures.matches == 3 and figures.average_steps == 9
+    assert figures.draw_rate == 1 / 3 and figures.average_seconds == 1.5
+    assert [(s.role, s.average_goal, s.wins) for s in figures.seats] == [
+        ("x", 50.0, 1),
+        ("o", 50.0, 1),
+    ]
+    table = results_by_role(
+        [("g", 0, [100, 0]), ("g", 0, [50, 50]), ("g", 1, [100, 0]), ("h", 2, [1, 2])],
+        {"g": ["x", "o"]},
+    )
+    assert [(r.game, r.role, r.matches, r.wins, r.draws, r.losses) for r in table] == [
+        ("g", "x", 2, 1, 1, 0),
+        ("g", "o", 1, 0, 0, 1),
+    ]
+
+
+def test_a_long_rating_history_is_thinned_but_keeps_its_ends() -> None:
+    from server.web.site.charts import MAX_POINTS, line_chart, thin
+
+    values = [float(n % 7) for n in range(5000)]
+    points = thin(values)
+    assert len(points) == MAX_POINTS and points[0] == (0, 0.0) and points[-1][0] == 4999
+    svg = str(line_chart(values, label="a <rating>"))
+    assert svg.startswith("<svg") and "a &lt;rating&gt;" in svg
+    assert f'data-points="{MAX_POINTS}"' in svg and "http" not in svg.replace(
+        "http://www.w3.org", ""
+    )
+    assert str(line_chart([], label="none")) == ""
+
+
+async def test_the_list_pages_page_through_matches_without_reading_their_logs(
+    tmp_path: Path, database_url: str
+) -> None:
+    """On both databases: the pages' own queries."""
+    from server.store import MatchStatus
+    from server.store.page_reads import SUMMARY_COLUMNS, match_summaries
+
+    assert {"signed_record", "header"}.isdisjoint(c.name for c in SUMMARY_COLUMNS)
+    async with running_service(tmp_path, database_url) as (service, client):
+        store = service.store
+        await store.add_player("a", "http://127.0.0.1:9/")
+        for n in range(30):
+            await store.import_match(
+                f"old-{n:02d}",
+                game_name="tictactoex9",
+                game_version=1,
+                players=["a", None],
+                start_clock=5,
+                play_clock=1,
+                status=MatchStatus.FINISHED,
+                end_reason="terminal",
+                goals=[100, 0] if n % 2 else [50, 50],
+                started_at=1_000 + n,
+                log_text="{}",
+                source="test",
+            )
+        summaries = await match_summaries(store, limit=100)
+        full = await store.list_matches(limit=100)
+        assert summaries == full
+        first = await (await client.get("/matches")).text()
+        second = await (await client.get("/matches?page=1")).text()
+        finished = await (await client.get("/matches?status=finished&page=1")).text()
+        wrong = await client.get("/matches?status=won")
+        wrong_error = (await wrong.json())["error"]
+        games = await (await client.get("/games")).text()
+        game = await (await client.get("/games/tictactoex9")).text()
+        player = await (await client.get("/players/a")).text()
+    assert first.count('<tr data-match="') == 25 and second.count('<tr data-match="') == 5
+    assert "old-29" in first and "old-04" in second and "old-05" not in second
+    assert 'href="/matches?page=0"' in second and 'rel="next"' in first
+    assert "&amp;status=finished" in finished
+    assert wrong.status == 400 and wrong_error["field"] == "status"
+    assert cells(games, "games")[-1][-1] != ""  # a finished-match count per game
+    tictactoe = next(row for row in cells(games, "games") if row[0] == "tictactoex9")
+    assert tictactoe[-1] == "30"
+    assert '<span id="draw-rate">50%</span>' in game
+    assert "Over 30 finished matches" in game
+    # the player sat as the first role in all 30: 15 wins, 15 draws
+    assert cells(player, "results") == [["tictactoex9", "xplayer", "30", "75.0", "15", "15", "0"]]
+
+
+async def test_the_home_stream_sends_the_running_matches_then_starts_and_ends(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    async with (
+        local_players(["random", "legal"], seed=3) as (random_url, legal_url),
+        running_service(tmp_path, sqlite_url) as (_, client),
+    ):
+        await register(client, "rnd", random_url)
+        await register(client, "lgl", legal_url)
+        events: list[tuple[str, Any]] = []
+        opened = asyncio.Event()
+
+        async def listen() -> None:
+            response = await client.get("/live/events")
+            name = ""
+            async for raw in response.content:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("data: "):
+                    events.append((name, json.loads(line[6:])))
+                    opened.set()
+                    if name == "ended":
+                        return
+
+        listener = asyncio.create_task(listen())
+        await asyncio.wait_for(opened.wait(), 10)
+        match_id = await queue(client, "tictactoex9", ["rnd", "lgl"])
+        await asyncio.wait_for(listener, 60)
+        match = await wait_for_status(client, match_id, {"finished"})
+    assert events[0] == ("running", {"matches": []})
+    assert events[1] == (
+        "started",
+        {"id": match_id, "game": "tictactoex9", "players": ["rnd", "lgl"]},
+    )
+    kind, end = events[2]
+    assert kind == "ended" and end["id"] == match_id and end["goals"] == match["goals"]

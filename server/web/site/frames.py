@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -37,6 +39,28 @@ def grids_for(rules_text: str | None, states: Iterable[str]) -> list[Grid]:
         except Exception:
             continue
     return detect_grids(sample)
+
+
+def engine_and_speed(game: Game, budget: float = 0.2) -> dict[str, Any]:
+    """The engine a game runs on and its speed: random playouts for ``budget`` seconds."""
+    rng = random.Random(0)
+    transitions = 0
+    started = time.perf_counter()
+    deadline = started + budget
+    while time.perf_counter() < deadline:
+        state = game.initial_state()
+        for _ in range(200):
+            if game.is_terminal(state) or time.perf_counter() >= deadline:
+                break
+            state = game.next_state(
+                state, [rng.choice(game.legal_moves(state, role)) for role in game.roles]
+            )
+            transitions += 1
+    seconds = time.perf_counter() - started
+    return {
+        "engine": "compiled" if game.engine.name == "compiled" else "interpreter",
+        "transitions_per_second": transitions / seconds if seconds > 0 else None,
+    }
 
 
 def draw(state_text: str, grids: Sequence[Grid]) -> dict[str, Any]:

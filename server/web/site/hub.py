@@ -11,11 +11,27 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.match import MatchEnded, MatchEvent, PlayersStarted, StepPlayed
+from server.match import MatchEnded, MatchEvent, MatchStarted, PlayersStarted, StepPlayed
 from server.match.events import MatchClosed
 
 QUEUE_SIZE = 64
 """Events a viewer may have pending before it is dropped."""
+EVERY_MATCH = "*"
+"""The subscription key of viewers of every match's start and end (the home page)."""
+
+
+def overview_payload(event: MatchEvent) -> dict[str, Any] | None:
+    """What the home page needs of an event: a match started or ended, else None."""
+    if isinstance(event, MatchStarted):
+        return {"kind": "started", "id": event.match_id, "game": event.game_name or ""}
+    if isinstance(event, MatchEnded):
+        return {
+            "kind": "ended",
+            "id": event.match_id,
+            "reason": str(event.reason),
+            "goals": event.goals,
+        }
+    return None
 
 
 def event_payload(event: MatchEvent) -> dict[str, Any] | None:
@@ -57,7 +73,8 @@ class Subscription:
 
 
 class LiveHub:
-    """Fans match events out to the viewers of each match."""
+    """Fans match events out to the viewers of each match, and the starts and ends of
+    every match to the viewers of :data:`EVERY_MATCH`."""
 
     def __init__(self) -> None:
         self._viewers: dict[str, set[Subscription]] = {}
@@ -76,15 +93,28 @@ class LiveHub:
             if not viewers:
                 del self._viewers[subscription.match_id]
 
+    def close_streams(self) -> None:
+        """Tell every viewer's stream to end (the application is shutting down)."""
+        for viewers in list(self._viewers.values()):
+            for subscription in list(viewers):
+                try:
+                    subscription.queue.put_nowait({"kind": "shutdown"})
+                except asyncio.QueueFull:
+                    subscription.behind = True
+                    self.unsubscribe(subscription)
+
     def viewers(self, match_id: str) -> int:
         return len(self._viewers.get(match_id, ()))
 
     def publish(self, event: MatchEvent) -> None:
         """The runner's observer: never blocks, never raises."""
+        if EVERY_MATCH in self._viewers:
+            self._fan_out(self._viewers[EVERY_MATCH], overview_payload(event))
         viewers = self._viewers.get(event.match_id)
-        if not viewers:
-            return
-        payload = event_payload(event)
+        if viewers:
+            self._fan_out(viewers, event_payload(event))
+
+    def _fan_out(self, viewers: set[Subscription], payload: dict[str, Any] | None) -> None:
         if payload is None:
             return
         self.published += 1

@@ -1,5 +1,6 @@
 // The pages' only script: draws boards from the server's JSON drawings, follows a live match
-// over server-sent events and replays finished matches and uploaded logs. No dependencies.
+// over server-sent events and replays finished matches and uploaded logs, keeps the home
+// page's running matches live, sorts tables and sends the admin forms. No dependencies.
 "use strict";
 (function () {
   var COLOURS = {red: "#d1242f", white: "#fff", black: "#222", blue: "#1f6feb", yellow: "#e3b341", green: "#2da44e", orange: "#f0883e"};
@@ -267,6 +268,176 @@
     };
   }
 
+
+  // Tables with class "sortable": a click on a header sorts by that column, a second
+  // click reverses. Cells sort by their data-value when they have one, else their text.
+  function sortable(table) {
+    var headers = table.querySelectorAll("thead th");
+    headers.forEach(function (th, column) {
+      if (!th.dataset.sort) return;
+      th.tabIndex = 0;
+      th.classList.add("sort-key");
+      function sort() {
+        var ascending = th.getAttribute("aria-sort") !== "ascending";
+        headers.forEach(function (other) { other.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        var numeric = th.dataset.sort === "number";
+        function key(row) {
+          var cell = row.cells[column];
+          var text = cell ? (cell.dataset.value !== undefined ? cell.dataset.value : cell.textContent.trim()) : "";
+          if (!numeric) return text.toLowerCase();
+          var value = parseFloat(text);
+          return isNaN(value) ? -Infinity : value;
+        }
+        rows.sort(function (a, b) {
+          var x = key(a), y = key(b);
+          var order = x < y ? -1 : x > y ? 1 : 0;
+          return ascending ? order : -order;
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+      }
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); } });
+    });
+  }
+
+  // The home page: running matches come and go as they start and end, over server-sent events.
+  function liveHome(list) {
+    var none = document.getElementById("none-running");
+    var recent = document.querySelector("#recent tbody");
+    function card(match) {
+      var li = el("li"); li.dataset.match = match.id; li.dataset.game = match.game;
+      li.dataset.players = match.players.join(", ");
+      var a = el("a", "", match.game); a.href = "/matches/" + encodeURIComponent(match.id);
+      li.appendChild(a);
+      li.appendChild(document.createTextNode(": " + match.players.join(" vs ")));
+      return li;
+    }
+    function shown() { none.hidden = list.children.length > 0; }
+    var source = new EventSource(list.dataset.live);
+    source.addEventListener("running", function (e) {
+      list.textContent = "";
+      JSON.parse(e.data).matches.forEach(function (m) { list.appendChild(card(m)); });
+      list.dataset.connected = "1";
+      shown();
+    });
+    source.addEventListener("started", function (e) {
+      var match = JSON.parse(e.data);
+      if (!list.querySelector('li[data-match="' + CSS.escape(match.id) + '"]')) list.appendChild(card(match));
+      shown();
+    });
+    source.addEventListener("ended", function (e) {
+      var end = JSON.parse(e.data);
+      var li = list.querySelector('li[data-match="' + CSS.escape(end.id) + '"]');
+      if (li) list.removeChild(li);
+      shown();
+      if (!recent || !end.goals) return;
+      var empty = recent.querySelector("tr.empty");
+      if (empty) recent.removeChild(empty);
+      var tr = el("tr"); tr.dataset.match = end.id; tr.className = "just-ended";
+      var link = el("td"); var a = el("a", "", end.id); a.href = "/matches/" + encodeURIComponent(end.id); link.appendChild(a);
+      tr.appendChild(link);
+      tr.appendChild(el("td", "", li ? li.dataset.game : ""));
+      tr.appendChild(el("td", "", li ? li.dataset.players : ""));
+      tr.appendChild(el("td", "", end.goals.join(", ")));
+      tr.appendChild(el("td", "", "just now"));
+      recent.insertBefore(tr, recent.firstChild);
+    });
+  }
+
+  function sendWithToken(method, path, body) {
+    var token = document.getElementById("admin-token").value;
+    var headers = {"Content-Type": "application/json"};
+    if (token) headers.Authorization = "Bearer " + token;
+    return fetch(path, {method: method, headers: headers, body: JSON.stringify(body)})
+      .then(function (r) { return r.text().then(function (t) { var data = null; try { data = JSON.parse(t); } catch (err) { /* empty */ } return [r.status, data]; }); });
+  }
+
+  function showResult(status, data) {
+    var result = document.getElementById("admin-result");
+    result.textContent = data && data.error ? "refused (" + status + "): " + data.error.message : "done (" + status + ")";
+    result.dataset.status = String(status);
+  }
+
+  // The tournament form: checked in the page first, then by the API; each problem is shown
+  // beside its field.
+  function tournamentForm(form) {
+    function field(name) { return form.querySelector('[data-error-for="' + name + '"]'); }
+    function clear() { form.querySelectorAll(".field-error").forEach(function (span) { span.textContent = ""; }); form.querySelectorAll("[aria-invalid]").forEach(function (input) { input.removeAttribute("aria-invalid"); }); }
+    function problem(name, message) {
+      var span = field(name.split(".")[0]) || field("name");
+      if (span.textContent) span.textContent += "; ";
+      span.textContent += message;
+      var input = form.elements[name.split(".")[0]];
+      if (input && input.setAttribute) input.setAttribute("aria-invalid", "true");
+      return true;
+    }
+    var boxes = form.querySelectorAll('input[name="players"]'), ticked = 0;
+    boxes.forEach(function (box) {  // the seeds are in the order the players are ticked
+      box.addEventListener("change", function () { box.dataset.order = box.checked ? String(++ticked) : ""; });
+    });
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      clear();
+      var spec = {}, bad = false;
+      ["name", "game", "format", "failure_rule"].forEach(function (name) { spec[name] = form.elements[name].value.trim(); });
+      spec.players = Array.prototype.filter.call(boxes, function (box) { return box.checked; })
+        .sort(function (a, b) { return Number(a.dataset.order) - Number(b.dataset.order); })
+        .map(function (box) { return box.value; });
+      spec.start = form.elements.start.checked;
+      form.querySelectorAll('input[data-type="int"]').forEach(function (input) {
+        var text = input.value.trim();
+        if (!text && input.dataset.optional) return;
+        if (!/^[0-9]+$/.test(text) || Number(text) < 1) { bad = problem(input.name, "a whole number, 1 or more"); return; }
+        spec[input.name] = Number(text);
+      });
+      if (!spec.name) bad = problem("name", "give the tournament a name");
+      if (spec.players.length < 2) bad = problem("players", "choose at least two players");
+      if (spec.format === "swiss" && spec.rounds === undefined) bad = problem("rounds", "a Swiss tournament needs a number of rounds");
+      if (spec.format !== "swiss" && spec.rounds !== undefined) bad = problem("rounds", "only a Swiss tournament has rounds");
+      if (spec.format !== "single_elimination" && spec.best_of !== undefined) bad = problem("best_of", "only single elimination plays series");
+      if (bad) { form.dataset.checked = "refused"; return; }
+      sendWithToken("POST", "/api/tournaments", spec).then(function (pair) {
+        showResult(pair[0], pair[1]);
+        var error = pair[1] && pair[1].error;
+        if (error) {
+          if (error.details) error.details.forEach(function (d) { problem(String(d.field), String(d.message)); });
+          else if (error.field) problem(error.field, error.message);
+          form.dataset.checked = "refused";
+          return;
+        }
+        form.dataset.checked = "created";
+        form.dataset.created = pair[1].id;
+        var link = el("a", "", "open " + pair[1].name); link.href = "/tournaments/" + encodeURIComponent(pair[1].id);
+        document.getElementById("admin-result").appendChild(document.createTextNode(" "));
+        document.getElementById("admin-result").appendChild(link);
+      });
+    });
+  }
+
+  var ALLOWED = {start: ["created"], pause: ["running"], resume: ["paused"], cancel: ["created", "running", "paused"]};
+
+  function tournamentControls(row) {
+    var status = row.querySelector(".t-status");
+    function refresh() {
+      row.querySelectorAll("button.t-action").forEach(function (button) {
+        button.disabled = ALLOWED[button.dataset.action].indexOf(status.textContent.trim()) < 0;
+      });
+    }
+    row.querySelectorAll("button.t-action").forEach(function (button) {
+      button.addEventListener("click", function () {
+        sendWithToken("POST", "/api/tournaments/" + encodeURIComponent(button.dataset.id) + "/" + button.dataset.action, {})
+          .then(function (pair) {
+            showResult(pair[0], pair[1]);
+            if (pair[1] && pair[1].status) { status.textContent = pair[1].status; refresh(); }
+          });
+      });
+    });
+    refresh();
+  }
+
   // Admin forms: each sends its fields to the API with the token; the API refuses without it.
   function adminForm(form) {
     form.addEventListener("submit", function (e) {
@@ -298,6 +469,10 @@
     document.querySelectorAll("#turn-panel").forEach(playPanel);
     document.querySelectorAll("#play-form").forEach(playForm);
     document.querySelectorAll("form.admin[data-path]").forEach(adminForm);
+    document.querySelectorAll("#tournament-form").forEach(tournamentForm);
+    document.querySelectorAll("#tournament-controls tr[data-tournament]").forEach(tournamentControls);
+    document.querySelectorAll("table.sortable").forEach(sortable);
+    document.querySelectorAll("#running[data-live]").forEach(liveHome);
     document.querySelectorAll("[data-drawing]").forEach(function (node) {
       drawBoard(node, JSON.parse(node.dataset.drawing));
     });
