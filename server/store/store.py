@@ -511,6 +511,23 @@ class Store:
             )
         return result.rowcount == 1
 
+    async def claim_matches(self, match_ids: Sequence[str]) -> list[str]:
+        """Move queued matches to running in one transaction; the ids that were queued."""
+        if not match_ids:
+            return []
+        async with self._writing() as connection:
+            result = await connection.execute(
+                update(matches)
+                .where(
+                    matches.c.id.in_(list(match_ids)),
+                    matches.c.status == MatchStatus.QUEUED.value,
+                )
+                .values(status=MatchStatus.RUNNING.value, started_at=now_ms())
+                .returning(matches.c.id)
+            )
+            claimed = set(result.scalars())
+        return [match_id for match_id in match_ids if match_id in claimed]
+
     async def save_header(self, match_id: str, header: Mapping[str, Any]) -> None:
         """Keep the match record's fields other than the per-step lists."""
         async with self._writing() as connection:
