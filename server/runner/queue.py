@@ -86,15 +86,28 @@ class MatchRequest(BaseModel):
 
 @dataclass
 class _GameCache:
-    games: dict[tuple[str, int], tuple[Game, int]] = field(default_factory=dict)
+    games: dict[tuple[str, int], asyncio.Future[tuple[Game, int]]] = field(default_factory=dict)
 
     async def load(self, store: Store, name: str, version: int) -> tuple[Game, int]:
-        """The game (parsed, compiled off the event loop) and its default step limit."""
+        """The game (parsed, compiled off the event loop) and its default step limit.
+
+        Loaded once however many matches of it start at once: they await one load.
+        """
         key = (name, version)
-        if key not in self.games:
-            record = await store.get_game(name, version)
-            self.games[key] = await asyncio.to_thread(_prepare_game, record.rules_text)
-        return self.games[key]
+        loading = self.games.get(key)
+        if loading is None:
+            loading = self.games[key] = asyncio.ensure_future(self._load(store, name, version))
+        try:
+            return await asyncio.shield(loading)
+        except Exception:
+            if self.games.get(key) is loading:
+                del self.games[key]  # the next match tries again
+            raise
+
+    @staticmethod
+    async def _load(store: Store, name: str, version: int) -> tuple[Game, int]:
+        record = await store.get_game(name, version)
+        return await asyncio.to_thread(_prepare_game, record.rules_text)
 
 
 def _prepare_game(rules_text: str) -> tuple[Game, int]:

@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import event, func, insert, select, update
+from sqlalchemy import bindparam, event, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -75,6 +75,7 @@ class Store:
         self._engine: AsyncEngine | None = None
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
         self._pending_steps: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._pending_headers: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self._step_writer: asyncio.Task[None] | None = None
 
     # -- life cycle ------------------------------------------------------------------
@@ -529,30 +530,50 @@ class Store:
         return [match_id for match_id in match_ids if match_id in claimed]
 
     async def save_header(self, match_id: str, header: Mapping[str, Any]) -> None:
-        """Keep the match record's fields other than the per-step lists."""
-        async with self._writing() as connection:
-            await connection.execute(
-                update(matches).where(matches.c.id == match_id).values(header=dict(header))
-            )
+        """Keep the match record's fields other than the per-step lists.
+
+        Written with the steps of concurrent matches, in one transaction (see
+        :meth:`add_step_row`).
+        """
+        await self._group_commit(self._pending_headers, {"match": match_id, "h": dict(header)})
 
     async def add_step(self, match_id: str, step: StepRow) -> None:
-        """Keep one phase of a match: one row, whatever the step number.
+        """Keep one phase of a match: one row, whatever the step number."""
+        await self.add_step_row(match_id, step.model_dump())
 
-        Returns once the row is committed.  Rows of concurrent matches share one
-        transaction (group commit): a step costs one row, not one transaction.
+    async def add_step_row(self, match_id: str, row: Mapping[str, Any]) -> None:
+        """Keep one phase of a match given as the fields of :class:`StepRow`.
+
+        Returns once the row is committed.  Rows (and headers) of concurrent matches
+        share one transaction (group commit): a step costs one row, not one transaction.
         """
+        await self._group_commit(self._pending_steps, {"match_id": match_id, **row})
+
+    async def _group_commit(
+        self, pending: list[tuple[dict[str, Any], asyncio.Future[None]]], row: dict[str, Any]
+    ) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending_steps.append(({"match_id": match_id, **step.model_dump()}, future))
+        pending.append((row, future))
         if self._step_writer is None or self._step_writer.done():
             self._step_writer = asyncio.create_task(self._write_steps())
         await future
 
     async def _write_steps(self) -> None:
-        while self._pending_steps:
-            batch, self._pending_steps = self._pending_steps, []
+        while self._pending_steps or self._pending_headers:
+            headers, self._pending_headers = self._pending_headers, []
+            steps, self._pending_steps = self._pending_steps, []
+            batch = headers + steps
             try:
                 async with self._writing() as connection:
-                    await connection.execute(insert(match_steps), [row for row, _ in batch])
+                    if headers:
+                        await connection.execute(
+                            update(matches)
+                            .where(matches.c.id == bindparam("match"))
+                            .values(header=bindparam("h")),
+                            [row for row, _ in headers],
+                        )
+                    if steps:
+                        await connection.execute(insert(match_steps), [row for row, _ in steps])
             except Exception as error:
                 for _, future in batch:
                     if not future.done():

@@ -4,23 +4,24 @@ write aborts the match loudly."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from server.catalog import seed_bundled_games
 from server.runner import STORE_FAILED, MatchRequest, QueueRunner, RunnerSettings, queue_match
-from server.store import MatchStatus, StepRow, Store
+from server.store import MatchStatus, Store
 
 
 class FailingStore(Store):
     """A store whose disk "fills up" at step 3."""
 
-    async def add_step(self, match_id: str, step: StepRow) -> None:
-        if step.step == 3:
+    async def add_step_row(self, match_id: str, row: Mapping[str, Any]) -> None:
+        if row["step"] == 3:
             raise OSError("disk full")
-        await super().add_step(match_id, step)
+        await super().add_step_row(match_id, row)
 
 
 async def wait_until_ended(store: Store, match_id: str) -> None:
