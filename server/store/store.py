@@ -384,6 +384,18 @@ class Store:
             raise NotFound(f"no game named {name!r}{suffix}")
         return GameRecord.model_validate(dict(row._mapping))
 
+    async def set_lint_report(
+        self, name: str, version: int, lint_report: Mapping[str, Any]
+    ) -> GameRecord:
+        """Keep the lint report of a game version kept without one (a bundled game's)."""
+        async with self._writing() as connection:
+            await connection.execute(
+                update(games)
+                .where(games.c.name == name, games.c.version == version)
+                .values(lint_report=dict(lint_report))
+            )
+        return await self.get_game(name, version)
+
     async def list_games(self) -> list[GameRecord]:
         """The latest version of every game, by name."""
         latest = (

@@ -18,9 +18,7 @@ depends_on = None
 def upgrade() -> None:
     op.create_index("ix_matches_queued_at", "matches", ["queued_at"])
     op.create_index("ix_matches_game_name_queued_at", "matches", ["game_name", "queued_at"])
-    op.create_index(
-        "ix_matches_tournament_id_queued_at", "matches", ["tournament_id", "queued_at"]
-    )
+    op.create_index("ix_matches_tournament_id_queued_at", "matches", ["tournament_id", "queued_at"])
     op.create_index("ix_match_players_player_match_id", "match_players", ["player", "match_id"])
 
 
