@@ -660,8 +660,12 @@ class Store:
         started_at: int | None,
         log_text: str,
         source: str,
+        header: Mapping[str, Any] | None = None,
+        steps: Sequence[Mapping[str, Any]] = (),
     ) -> MatchRow:
-        """Keep an ended match from an archive, its log exactly as given."""
+        """Keep an ended match from an archive, its log exactly as given, with its
+        header and one row per step (the fields of :class:`StepRow`) as for a match run
+        here."""
         try:
             async with self._writing() as connection:
                 await connection.execute(
@@ -680,9 +684,14 @@ class Store:
                         finished_at=now_ms(),
                         end_reason=end_reason,
                         goals=list(goals) if goals is not None else None,
+                        header=dict(header) if header is not None else None,
                         signed_record=log_text,
                     )
                 )
+                if steps:
+                    await connection.execute(
+                        insert(match_steps), [{"match_id": match_id, **step} for step in steps]
+                    )
                 if players:
                     await connection.execute(
                         insert(match_players),
