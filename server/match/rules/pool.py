@@ -81,6 +81,8 @@ class MatchWorker:
         self._key = key
         self._home = home
         self._held: dict[int, _Held] = {}
+        self._left: list[_Held] = []
+        """States left in a busy worker when the match moved on elsewhere."""
         self._next_handle = 1
 
     @property
@@ -110,6 +112,8 @@ class MatchWorker:
             except NotSent:
                 continue  # it stopped (another match's budget): ask another worker
             self._home = worker
+            if held is not None and kind == "step" and worker is not held.worker:
+                self._left.append(held)
             break
         if kind in ("initial", "step", "state"):
             handle = self._next_handle
@@ -121,9 +125,10 @@ class MatchWorker:
     async def forget(self) -> None:
         """Drop the states this match holds in its workers."""
         by_worker: dict[Worker, list[int]] = {}
-        for held in self._held.values():
+        for held in [*self._held.values(), *self._left]:
             by_worker.setdefault(held.worker, []).append(held.handle)
         self._held.clear()
+        self._left.clear()
         for worker, handles in by_worker.items():
             if worker.usable:
                 with contextlib.suppress(Exception):
