@@ -435,23 +435,27 @@ class Store:
         """
         try:
             async with self._writing() as connection:
-                await connection.execute(
-                    insert(matches).values(
-                        id=match_id,
-                        game_name=game_name,
-                        game_version=game_version,
-                        status=MatchStatus.QUEUED.value,
-                        players=list(players),
-                        start_clock=start_clock,
-                        play_clock=play_clock,
-                        policy=policy,
-                        config=dict(config),
-                        tournament_id=tournament_id,
-                        schedule_key=schedule_key,
-                        requeued_from=requeued_from,
-                        queued_at=now_ms(),
+                row = (
+                    await connection.execute(
+                        insert(matches)
+                        .values(
+                            id=match_id,
+                            game_name=game_name,
+                            game_version=game_version,
+                            status=MatchStatus.QUEUED.value,
+                            players=list(players),
+                            start_clock=start_clock,
+                            play_clock=play_clock,
+                            policy=policy,
+                            config=dict(config),
+                            tournament_id=tournament_id,
+                            schedule_key=schedule_key,
+                            requeued_from=requeued_from,
+                            queued_at=now_ms(),
+                        )
+                        .returning(*matches.c)
                     )
-                )
+                ).one()
                 await connection.execute(
                     insert(match_players),
                     [
@@ -466,7 +470,7 @@ class Store:
                     f"of {tournament_id!r} exists already"
                 ) from error
             raise Conflict(f"a match with the id {match_id!r} exists already") from error
-        return await self.get_match(match_id)
+        return MatchRow.model_validate(dict(row._mapping))
 
     async def get_match(self, match_id: str) -> MatchRow:
         async with self._reading() as connection:
