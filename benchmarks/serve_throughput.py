@@ -1,19 +1,24 @@
-"""The hosting service under load: many short matches queued through its REST API.
+"""The hosting service under load: many matches queued through its REST API.
 
 Starts ``--player-processes`` light random players (``support/fast_players.py``: each
-process takes any number of matches at once and never lags the server), starts a real ``Service`` (SQLite in a temporary folder, or ``--database URL``) on a
-loopback port, registers the players, queues ``--matches`` matches of ``--game``
-through ``POST /api/matches`` and waits until every one has ended.  Every step is
-written to the database and every log signed, as in production.  Prints one row:
+process takes any number of matches at once and never lags the server), starts a real
+``Service`` (SQLite in a temporary folder, or ``--database URL``) on a loopback port,
+registers the players, queues ``--matches`` matches of ``--game`` through
+``POST /api/matches`` and waits until every one has ended.  Every step is written to
+the database and every log signed, as in production.  With ``--think-ms T`` the
+players answer each PLAY after T milliseconds, so matches stay running (with
+``--step-limit`` to keep them from lasting too long) and the peak of matches held at
+once shows.  Prints one row:
 
 - matches per minute and steps per second over the whole run;
 - the server's CPU time per step (this process: API, queue, rules, store, signing);
-- the peak number of matches running at once, and the missed deadlines (player
-  replies recorded as timeouts; 0 when the server kept up).
+- the peak number of matches running at once, the most rules processes running at
+  once (templates and workers), and the missed deadlines (player replies recorded as
+  timeouts; 0 when the server kept up).
 
 Usage: ``python benchmarks/serve_throughput.py [--database URL] [--game NAME]
-[--matches N] [--concurrency C] [--playclock S] [--player-processes N]
-[--loop auto|asyncio|uvloop]``; ``--list-columns`` prints the
+[--matches N] [--concurrency C] [--playclock S] [--think-ms T] [--step-limit N]
+[--player-processes N] [--loop auto|asyncio|uvloop]``; ``--list-columns`` prints the
 column names, one per line.
 """
 
@@ -35,12 +40,14 @@ COLUMNS = (
     "game",
     "matches",
     "concurrency",
+    "think_ms",
     "steps",
     "wall_s",
     "matches_per_minute",
     "steps_per_second",
     "cpu_ms_per_step",
     "peak_running",
+    "rules_processes",
     "missed_deadlines",
 )
 
@@ -48,9 +55,10 @@ COLUMNS = (
 async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     import aiohttp
 
+    from server.match.rules import default_pool
     from server.store import MatchStatus
 
-    peak = 0
+    peak = processes = 0
     async with served_service(
         prefix="ggp-serve-bench-",
         concurrency=args.concurrency,
@@ -63,29 +71,46 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
             session = await stack.enter_async_context(aiohttp.ClientSession(headers=served.headers))
             names = []
             for index in range(max(2, args.player_processes)):
-                player_url = await stack.enter_async_context(fast_player_process(index + 1))
+                player_url = await stack.enter_async_context(
+                    fast_player_process(index + 1, think_ms=args.think_ms)
+                )
                 names.append(f"p{index + 1}")
                 body = {"name": names[-1], "url": player_url, "max_matches": args.matches}
                 async with session.post(f"{base}/api/players", json=body) as response:
                     assert response.status == 201, await response.text()
             cpu_started = time.process_time()
             wall_started = time.monotonic()
-            for number in range(args.matches):
-                body = {
+            posting = asyncio.Semaphore(8)
+
+            async def queue_one(number: int) -> None:
+                body: dict[str, object] = {
                     "game": args.game,
                     "players": [names[number % len(names)], names[(number + 1) % len(names)]],
                     "startclock": args.startclock,
                     "playclock": args.playclock,
                     "seed": 1,
                 }
-                async with session.post(f"{base}/api/matches", json=body) as response:
+                if args.step_limit:
+                    body["step_limit"] = args.step_limit
+                async with posting, session.post(f"{base}/api/matches", json=body) as response:
                     assert response.status == 201, await response.text()
+
+            async def watch() -> None:
+                nonlocal peak, processes
+                pool = default_pool()
+                while True:
+                    peak = max(peak, len(service.runner.running))
+                    processes = max(processes, pool.process_count)
+                    await asyncio.sleep(0.25)
+
+            watcher = asyncio.create_task(watch())
+            await asyncio.gather(*(queue_one(number) for number in range(args.matches)))
             while True:
                 counts = await service.store.count_matches()
-                peak = max(peak, len(service.runner.running))
                 if counts["finished"] + counts["aborted"] >= args.matches:  # type: ignore[index]
                     break
                 await asyncio.sleep(0.5)
+            watcher.cancel()
             wall = time.monotonic() - wall_started
             cpu = time.process_time() - cpu_started
             counts = await service.store.count_matches()
@@ -101,12 +126,14 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
         "game": args.game,
         "matches": f"{counts['finished']}/{args.matches}",  # type: ignore[index]
         "concurrency": args.concurrency,
+        "think_ms": args.think_ms,
         "steps": steps,
         "wall_s": f"{wall:.1f}",
         "matches_per_minute": f"{60 * args.matches / wall:.0f}",
         "steps_per_second": f"{steps / wall:.0f}",
         "cpu_ms_per_step": f"{1000 * cpu / max(steps, 1):.2f}",
         "peak_running": peak,
+        "rules_processes": processes,
         "missed_deadlines": missed,
     }
 
@@ -134,6 +161,12 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--startclock", type=int, default=10)
     parser.add_argument("--playclock", type=int, default=5)
+    parser.add_argument(
+        "--think-ms", type=int, default=0, help="the players' delay before each PLAY reply"
+    )
+    parser.add_argument(
+        "--step-limit", type=int, default=0, help="end each match after N steps (0: the game's)"
+    )
     parser.add_argument("--list-columns", action="store_true", help="print the column names")
     parser.add_argument(
         "--player-processes",

@@ -4,10 +4,12 @@ One process answers for any number of matches on one loopback port, with a bare 
 HTTP/1.0 server (no web framework, no worker threads): ``ready`` to START, a random legal
 move to PLAY (the game of a rulesheet is loaded once per process and its states kept per
 match, on the compiled engine where it applies), ``done`` to STOP and ABORT, and
-``( ( name fast ) ( status available ) )`` to INFO.  The throughput benchmarks start
-several of these (``--player-processes``); alone it prints ``listening on URL`` and serves:
+``( ( name fast ) ( status available ) )`` to INFO.  With ``--think-ms T`` every PLAY
+is answered T milliseconds after it arrived (a timer, no CPU), so matches stay running
+as long as real ones.  The throughput benchmarks start several of these
+(``--player-processes``); alone it prints ``listening on URL`` and serves:
 
-``python benchmarks/support/fast_players.py [--seed N] [--port-range LOW-HIGH]``
+``python benchmarks/support/fast_players.py [--seed N] [--port-range LOW-HIGH] [--think-ms T]``
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ _LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
 class FastPlayer:
     """The protocol side: one :meth:`answer` per message; games cached by rulesheet."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, think: float = 0.0) -> None:
         self.rng = random.Random(seed)
+        self.think = think
+        """Seconds before a PLAY is answered."""
         self.games: dict[str, Any] = {}
         self.matches: dict[str, tuple[Any, str, Any]] = {}
 
@@ -75,8 +79,6 @@ class _Connection(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
-        from server.protocol.http import response_bytes
-
         self.buffer += data
         found = _END_OF_HEADERS.search(self.buffer)
         if found is None:
@@ -86,18 +88,28 @@ class _Connection(asyncio.Protocol):
         if length is not None and len(body) < int(length.group(1)):
             return
         assert self.transport is not None
+        text = body.decode("utf-8")
         try:
-            reply = self.player.answer(body.decode("utf-8"))
+            reply = self.player.answer(text)
         except Exception as error:  # a benchmark player: say what went wrong, keep serving
             print(f"fast player: {error!r}", file=sys.stderr, flush=True)
             reply = "error"
+        if self.player.think > 0 and text.lstrip("( ").lower().startswith("play"):
+            asyncio.get_running_loop().call_later(self.player.think, self._reply, reply)
+        else:
+            self._reply(reply)
+
+    def _reply(self, reply: str) -> None:
+        from server.protocol.http import response_bytes
+
+        assert self.transport is not None
         self.transport.write(response_bytes(reply))
         self.transport.close()
 
 
-async def serve(seed: int, ports: range | None) -> None:
+async def serve(seed: int, ports: range | None, think: float = 0.0) -> None:
     """Listen on the first free port of ``ports`` (any free port by default); serve forever."""
-    player = FastPlayer(seed)
+    player = FastPlayer(seed, think)
     loop = asyncio.get_running_loop()
     for port in ports or (0,):
         try:
@@ -113,9 +125,11 @@ async def serve(seed: int, ports: range | None) -> None:
 
 
 @contextlib.asynccontextmanager
-async def fast_player_process(seed: int, ports: range | None = None) -> AsyncIterator[str]:
+async def fast_player_process(
+    seed: int, ports: range | None = None, think_ms: int = 0
+) -> AsyncIterator[str]:
     """Run one fast player process; yield its URL; stop it at the end."""
-    command = [sys.executable, __file__, "--seed", str(seed)]
+    command = [sys.executable, __file__, "--seed", str(seed), "--think-ms", str(think_ms)]
     if ports is not None:
         command += ["--port-range", f"{ports.start}-{ports.stop - 1}"]
     process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
@@ -134,13 +148,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--port-range", metavar="LOW-HIGH")
+    parser.add_argument("--think-ms", type=int, default=0, help="delay before each PLAY reply")
     args = parser.parse_args()
     ports = None
     if args.port_range:
         low, _, high = args.port_range.partition("-")
         ports = range(int(low), int(high) + 1)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.seed, ports))
+        asyncio.run(serve(args.seed, ports, args.think_ms / 1000))
     return 0
 
 

@@ -2,12 +2,18 @@
 
 >>> await seed_bundled_games(store)                                     # doctest: +SKIP
 >>> game = await upload_game(store, executor, name="mine", rules=text)  # doctest: +SKIP
+>>> game = await with_lint_report(store, executor, game)                # doctest: +SKIP
+
+An upload is linted before it is kept.  A bundled game is kept at once and linted,
+in the same worker, the first time its report is asked for; the report is then
+kept with it like an upload's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import weakref
 from concurrent.futures import Executor
 
 from server.errors import InvalidInput
@@ -52,6 +58,43 @@ async def seed_bundled_games(store: Store) -> list[GameRecord]:
             )
         )
     return seeded
+
+
+_linting: weakref.WeakKeyDictionary[Store, dict[tuple[str, int], asyncio.Future[GameRecord]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Lints of kept games in progress, per store: one per game version however many ask."""
+
+
+async def with_lint_report(
+    store: Store, executor: Executor | None, game: GameRecord, *, playouts: int = 10
+) -> GameRecord:
+    """``game`` with its lint report: a game kept without one (a bundled game) is
+    linted off the event loop now, once, and the report kept."""
+    if game.lint_report is not None:
+        return game
+    key = (game.name, game.version)
+    in_progress = _linting.setdefault(store, {})
+    running = in_progress.get(key)
+    if running is None:
+        running = in_progress[key] = asyncio.ensure_future(
+            _lint_and_keep(store, executor, game, playouts)
+        )
+        running.add_done_callback(lambda _: in_progress.pop(key, None))
+    return await asyncio.shield(running)
+
+
+async def lint_kept_games(store: Store, executor: Executor | None) -> list[GameRecord]:
+    """Lint every latest game version kept without a report (the bundled games)."""
+    return [await with_lint_report(store, executor, game) for game in await store.list_games()]
+
+
+async def _lint_and_keep(
+    store: Store, executor: Executor | None, game: GameRecord, playouts: int
+) -> GameRecord:
+    loop = asyncio.get_running_loop()
+    report = await loop.run_in_executor(executor, _lint, game.rules_text, playouts)
+    return await store.set_lint_report(game.name, game.version, report.model_dump(mode="json"))
 
 
 async def upload_game(

@@ -51,6 +51,14 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_import(args, database_url(args), lines, trusted))
 
 
+def _name_in(meta_url: object) -> str:
+    """The game's name in a ggp.org game URL (``.../games/<name>/v0/``), else ``unknown``."""
+    parts = [part for part in str(meta_url or "").split("/") if part]
+    if "games" in parts[:-1]:
+        return parts[parts.index("games") + 1]
+    return "unknown"
+
+
 def _replay_verdict(data: dict) -> str:
     from server.records import MatchRecord
     from server.replay import RulesNotFound, replay_record, resolve_game
@@ -69,7 +77,13 @@ async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted:
     import asyncio
     import json
 
-    from server.records.archive import ArchiveError, read_archive, verify_entry
+    from server.records.archive import (
+        ArchiveError,
+        read_archive,
+        record_header,
+        step_rows,
+        verify_entry,
+    )
     from server.store import Conflict, MatchStatus, Store, redacted
 
     store = Store(url)
@@ -98,7 +112,13 @@ async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted:
                 refused += 1
                 continue
             data = item.data
-            game_name = str(data.get("gameName") or "unknown")
+            try:
+                steps = step_rows(data)
+            except (ValueError, TypeError) as error:
+                print(f"{item.match_id}: refused: {error}")
+                refused += 1
+                continue
+            game_name = str(data.get("gameName") or _name_in(data.get("gameMetaURL")))
             version = 0
             rules = data.get("gameRulesheet")
             roles = data.get("gameRoleNames") or []
@@ -124,6 +144,8 @@ async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted:
                     started_at=data.get("startTime"),
                     log_text=json.dumps(data, indent=1, ensure_ascii=False),
                     source=item.url,
+                    header=record_header(data),
+                    steps=steps,
                 )
             except Conflict:
                 print(f"{item.match_id}: skipped: already stored")

@@ -131,6 +131,78 @@ def read_archive(lines: Iterable[str]) -> Iterator[ArchiveEntry | ArchiveError]:
             yield _entry(number, text)
 
 
+# -- step rows -------------------------------------------------------------------------
+
+STEP_FIELDS = (
+    "states",
+    "moves",
+    "stateTimes",
+    "errors",
+    "responseTimes",
+    "rawReplies",
+    "errorDetails",
+)
+"""The per-step lists of a match record; the header is everything else."""
+
+
+def record_header(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The record without its per-step lists (what is kept once per match)."""
+    return {key: value for key, value in data.items() if key not in STEP_FIELDS}
+
+
+def step_rows(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per phase of a match record (step 0: the initial state; step k: the
+    k-th joint move and the state after it), as the service keeps a match it ran.
+
+    GGP-Base's logs have only states, moves, state times and errors; what a record
+    lacks is filled per role with ``""`` (errors) or ``None``.  Raises
+    :class:`ValueError` naming the field when the lists do not fit together.
+    """
+    states = data.get("states")
+    if not isinstance(states, list) or not all(isinstance(state, str) for state in states):
+        raise ValueError("states is not a list of states as text")
+    moves = data.get("moves") or []
+    if not isinstance(moves, list) or not all(
+        isinstance(joint, list) and all(isinstance(move, str) for move in joint) for joint in moves
+    ):
+        raise ValueError("moves is not a list of joint moves as text")
+    if states and len(moves) != len(states) - 1:
+        raise ValueError(f"{len(moves)} moves do not fit {len(states)} states")
+    roles = len(data.get("playerNamesFromHost") or data.get("gameRoleNames") or [])
+    roles = roles or (len(moves[0]) if moves else 1)
+
+    def per_step(name: str, blank: object) -> list[Any]:
+        values = data.get(name)
+        if values is None:
+            return [[blank] * roles for _ in states]
+        if not isinstance(values, list) or len(values) != len(states):
+            raise ValueError(f"{name} does not have one entry per state")
+        return values
+
+    times = data.get("stateTimes")
+    if times is None:
+        times = [int(data.get("startTime") or 0)] * len(states)
+    if not isinstance(times, list) or len(times) != len(states):
+        raise ValueError("stateTimes does not have one entry per state")
+    errors = per_step("errors", "")
+    responses = per_step("responseTimes", None)
+    raw = per_step("rawReplies", None)
+    details = per_step("errorDetails", None)
+    return [
+        {
+            "step": step,
+            "moves": None if step == 0 else list(moves[step - 1]),
+            "state": state,
+            "state_time": int(times[step]),
+            "errors": list(errors[step]),
+            "response_times": list(responses[step]),
+            "raw_replies": list(raw[step]),
+            "details": list(details[step]),
+        }
+        for step, state in enumerate(states)
+    ]
+
+
 # -- verifying -------------------------------------------------------------------------
 
 

@@ -9,19 +9,9 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from server.records import MatchRecord, dump_record
+from server.records.archive import record_header
 from server.records.signing import sign_record
 from server.store import StepRow
-
-STEP_FIELDS = (
-    "states",
-    "moves",
-    "stateTimes",
-    "errors",
-    "responseTimes",
-    "rawReplies",
-    "errorDetails",
-)
-"""The per-step lists of a record; the header is everything else."""
 
 
 def record_json(record: MatchRecord) -> dict[str, Any]:
@@ -32,7 +22,7 @@ def record_json(record: MatchRecord) -> dict[str, Any]:
 
 def header_of(record: MatchRecord) -> dict[str, Any]:
     """The record without its per-step lists (kept once per match)."""
-    return {key: value for key, value in record_json(record).items() if key not in STEP_FIELDS}
+    return record_header(record_json(record))
 
 
 def details_json(details: Sequence[Any]) -> list[dict[str, Any] | None]:

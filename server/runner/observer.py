@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 
 from server.match import MatchEvent, MatchStarted, PlayersStarted, StepPlayed
-from server.store import StepRow, Store
+from server.store import Store
 
 from .logs import details_json, header_of
 
@@ -18,7 +18,8 @@ log = logging.getLogger(__name__)
 
 
 class StoreObserver:
-    """Writes the header when a match starts and one row per phase (START, then each step)."""
+    """Writes the header when a match starts and one row per phase (START, then each step),
+    as plain rows (the store's group commit writes them with other matches')."""
 
     def __init__(self, store: Store, on_failure: Callable[[], None]) -> None:
         self.store = store
@@ -40,30 +41,30 @@ class StoreObserver:
         if isinstance(event, MatchStarted):
             await self.store.save_header(event.match_id, header_of(record))
         elif isinstance(event, PlayersStarted):
-            await self.store.add_step(
+            await self.store.add_step_row(
                 event.match_id,
-                StepRow(
-                    step=0,
-                    moves=None,
-                    state=record.states[-1],
-                    state_time=record.state_times[-1],
-                    errors=list(event.errors),
-                    response_times=list(event.response_times),
-                    raw_replies=list((record.raw_replies or [[]])[-1]),
-                    details=details_json(event.details),
-                ),
+                {
+                    "step": 0,
+                    "moves": None,
+                    "state": record.states[-1],
+                    "state_time": record.state_times[-1],
+                    "errors": list(event.errors),
+                    "response_times": list(event.response_times),
+                    "raw_replies": list((record.raw_replies or [[]])[-1]),
+                    "details": details_json(event.details),
+                },
             )
         elif isinstance(event, StepPlayed):
-            await self.store.add_step(
+            await self.store.add_step_row(
                 event.match_id,
-                StepRow(
-                    step=event.step,
-                    moves=list(event.moves),
-                    state=event.state,
-                    state_time=record.state_times[-1],
-                    errors=list(event.errors),
-                    response_times=list(event.response_times),
-                    raw_replies=list((record.raw_replies or [[]])[-1]),
-                    details=details_json(event.details),
-                ),
+                {
+                    "step": event.step,
+                    "moves": list(event.moves),
+                    "state": event.state,
+                    "state_time": record.state_times[-1],
+                    "errors": list(event.errors),
+                    "response_times": list(event.response_times),
+                    "raw_replies": list((record.raw_replies or [[]])[-1]),
+                    "details": details_json(event.details),
+                },
             )

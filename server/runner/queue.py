@@ -4,9 +4,9 @@
 >>> await runner.start()        # recovers interrupted matches, then takes from the queue
 >>> await runner.close()
 
-The queue is the ``matches`` table itself: a match is claimed by moving it from
-``queued`` to ``running`` in one conditional update, so nothing queued is lost when
-the process stops.  A player is never in more matches at once than its
+The queue is the ``matches`` table itself: matches are claimed by moving them from
+``queued`` to ``running`` in one conditional update (a page of them per transaction),
+so nothing queued is lost when the process stops.  A player is never in more matches at once than its
 ``max_matches`` allows.
 """
 
@@ -86,15 +86,28 @@ class MatchRequest(BaseModel):
 
 @dataclass
 class _GameCache:
-    games: dict[tuple[str, int], tuple[Game, int]] = field(default_factory=dict)
+    games: dict[tuple[str, int], asyncio.Future[tuple[Game, int]]] = field(default_factory=dict)
 
     async def load(self, store: Store, name: str, version: int) -> tuple[Game, int]:
-        """The game (parsed, compiled off the event loop) and its default step limit."""
+        """The game (parsed, compiled off the event loop) and its default step limit.
+
+        Loaded once however many matches of it start at once: they await one load.
+        """
         key = (name, version)
-        if key not in self.games:
-            record = await store.get_game(name, version)
-            self.games[key] = await asyncio.to_thread(_prepare_game, record.rules_text)
-        return self.games[key]
+        loading = self.games.get(key)
+        if loading is None:
+            loading = self.games[key] = asyncio.ensure_future(self._load(store, name, version))
+        try:
+            return await asyncio.shield(loading)
+        except Exception:
+            if self.games.get(key) is loading:
+                del self.games[key]  # the next match tries again
+            raise
+
+    @staticmethod
+    async def _load(store: Store, name: str, version: int) -> tuple[Game, int]:
+        record = await store.get_game(name, version)
+        return await asyncio.to_thread(_prepare_game, record.rules_text)
 
 
 def _prepare_game(rules_text: str) -> tuple[Game, int]:
@@ -333,6 +346,7 @@ class QueueRunner:
                 return
             if registered is None:
                 registered = {player.name: player for player in await self.store.list_players()}
+            chosen: list[tuple[MatchRow, list[PlayerRecord], list[str]]] = []
             for match in queued:
                 if free <= 0 or self._closing:
                     break
@@ -344,22 +358,37 @@ class QueueRunner:
                         match, PLAYER_UNAVAILABLE, f"no player named {missing[0]!r}"
                     )
                     continue
-                players = [registered[name] for name in names]
                 seats = Counter(names)
                 if any(
                     self._seats[name] + seats[name] > registered[name].max_matches for name in seats
                 ):
                     skipped += 1
                     continue  # a player is busy in another match: it waits its turn
-                if not await self.store.claim_match(match.id):
-                    continue
-                self._seats.update(names)
+                self._seats.update(names)  # held while the claim is written
                 free -= 1
+                chosen.append((match, [registered[name] for name in names], names))
+            # the page's matches are claimed in one transaction
+            claimed = set(await self._claim([match.id for match, _, _ in chosen]))
+            for match, players, names in chosen:
+                if match.id not in claimed:
+                    self._seats.subtract(names)  # taken by another runner meanwhile
+                    free += 1
+                    continue
                 self._tasks[match.id] = asyncio.create_task(
                     self._run(match, players), name=f"match {match.id}"
                 )
             if len(queued) < wanted:
                 return
+
+    async def _claim(self, match_ids: list[str]) -> list[str]:
+        if not match_ids:
+            return []
+        try:
+            return await self.store.claim_matches(match_ids)
+        except Exception:
+            # seats taken for the claim are given back by the caller
+            log.exception("claiming %d matches failed", len(match_ids))
+            return []
 
     async def _end_unstarted(self, match: MatchRow, reason: str, message: str) -> None:
         await self.store.end_match(

@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import event, func, insert, select, update
+from sqlalchemy import bindparam, event, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -75,6 +75,7 @@ class Store:
         self._engine: AsyncEngine | None = None
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
         self._pending_steps: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._pending_headers: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self._step_writer: asyncio.Task[None] | None = None
 
     # -- life cycle ------------------------------------------------------------------
@@ -383,6 +384,18 @@ class Store:
             raise NotFound(f"no game named {name!r}{suffix}")
         return GameRecord.model_validate(dict(row._mapping))
 
+    async def set_lint_report(
+        self, name: str, version: int, lint_report: Mapping[str, Any]
+    ) -> GameRecord:
+        """Keep the lint report of a game version kept without one (a bundled game's)."""
+        async with self._writing() as connection:
+            await connection.execute(
+                update(games)
+                .where(games.c.name == name, games.c.version == version)
+                .values(lint_report=dict(lint_report))
+            )
+        return await self.get_game(name, version)
+
     async def list_games(self) -> list[GameRecord]:
         """The latest version of every game, by name."""
         latest = (
@@ -422,23 +435,27 @@ class Store:
         """
         try:
             async with self._writing() as connection:
-                await connection.execute(
-                    insert(matches).values(
-                        id=match_id,
-                        game_name=game_name,
-                        game_version=game_version,
-                        status=MatchStatus.QUEUED.value,
-                        players=list(players),
-                        start_clock=start_clock,
-                        play_clock=play_clock,
-                        policy=policy,
-                        config=dict(config),
-                        tournament_id=tournament_id,
-                        schedule_key=schedule_key,
-                        requeued_from=requeued_from,
-                        queued_at=now_ms(),
+                row = (
+                    await connection.execute(
+                        insert(matches)
+                        .values(
+                            id=match_id,
+                            game_name=game_name,
+                            game_version=game_version,
+                            status=MatchStatus.QUEUED.value,
+                            players=list(players),
+                            start_clock=start_clock,
+                            play_clock=play_clock,
+                            policy=policy,
+                            config=dict(config),
+                            tournament_id=tournament_id,
+                            schedule_key=schedule_key,
+                            requeued_from=requeued_from,
+                            queued_at=now_ms(),
+                        )
+                        .returning(*matches.c)
                     )
-                )
+                ).one()
                 await connection.execute(
                     insert(match_players),
                     [
@@ -453,7 +470,7 @@ class Store:
                     f"of {tournament_id!r} exists already"
                 ) from error
             raise Conflict(f"a match with the id {match_id!r} exists already") from error
-        return await self.get_match(match_id)
+        return MatchRow.model_validate(dict(row._mapping))
 
     async def get_match(self, match_id: str) -> MatchRow:
         async with self._reading() as connection:
@@ -511,31 +528,68 @@ class Store:
             )
         return result.rowcount == 1
 
-    async def save_header(self, match_id: str, header: Mapping[str, Any]) -> None:
-        """Keep the match record's fields other than the per-step lists."""
+    async def claim_matches(self, match_ids: Sequence[str]) -> list[str]:
+        """Move queued matches to running in one transaction; the ids that were queued."""
+        if not match_ids:
+            return []
         async with self._writing() as connection:
-            await connection.execute(
-                update(matches).where(matches.c.id == match_id).values(header=dict(header))
+            result = await connection.execute(
+                update(matches)
+                .where(
+                    matches.c.id.in_(list(match_ids)),
+                    matches.c.status == MatchStatus.QUEUED.value,
+                )
+                .values(status=MatchStatus.RUNNING.value, started_at=now_ms())
+                .returning(matches.c.id)
             )
+            claimed = set(result.scalars())
+        return [match_id for match_id in match_ids if match_id in claimed]
+
+    async def save_header(self, match_id: str, header: Mapping[str, Any]) -> None:
+        """Keep the match record's fields other than the per-step lists.
+
+        Written with the steps of concurrent matches, in one transaction (see
+        :meth:`add_step_row`).
+        """
+        await self._group_commit(self._pending_headers, {"match": match_id, "h": dict(header)})
 
     async def add_step(self, match_id: str, step: StepRow) -> None:
-        """Keep one phase of a match: one row, whatever the step number.
+        """Keep one phase of a match: one row, whatever the step number."""
+        await self.add_step_row(match_id, step.model_dump())
 
-        Returns once the row is committed.  Rows of concurrent matches share one
-        transaction (group commit): a step costs one row, not one transaction.
+    async def add_step_row(self, match_id: str, row: Mapping[str, Any]) -> None:
+        """Keep one phase of a match given as the fields of :class:`StepRow`.
+
+        Returns once the row is committed.  Rows (and headers) of concurrent matches
+        share one transaction (group commit): a step costs one row, not one transaction.
         """
+        await self._group_commit(self._pending_steps, {"match_id": match_id, **row})
+
+    async def _group_commit(
+        self, pending: list[tuple[dict[str, Any], asyncio.Future[None]]], row: dict[str, Any]
+    ) -> None:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending_steps.append(({"match_id": match_id, **step.model_dump()}, future))
+        pending.append((row, future))
         if self._step_writer is None or self._step_writer.done():
             self._step_writer = asyncio.create_task(self._write_steps())
         await future
 
     async def _write_steps(self) -> None:
-        while self._pending_steps:
-            batch, self._pending_steps = self._pending_steps, []
+        while self._pending_steps or self._pending_headers:
+            headers, self._pending_headers = self._pending_headers, []
+            steps, self._pending_steps = self._pending_steps, []
+            batch = headers + steps
             try:
                 async with self._writing() as connection:
-                    await connection.execute(insert(match_steps), [row for row, _ in batch])
+                    if headers:
+                        await connection.execute(
+                            update(matches)
+                            .where(matches.c.id == bindparam("match"))
+                            .values(header=bindparam("h")),
+                            [row for row, _ in headers],
+                        )
+                    if steps:
+                        await connection.execute(insert(match_steps), [row for row, _ in steps])
             except Exception as error:
                 for _, future in batch:
                     if not future.done():
@@ -610,8 +664,12 @@ class Store:
         started_at: int | None,
         log_text: str,
         source: str,
+        header: Mapping[str, Any] | None = None,
+        steps: Sequence[Mapping[str, Any]] = (),
     ) -> MatchRow:
-        """Keep an ended match from an archive, its log exactly as given."""
+        """Keep an ended match from an archive, its log exactly as given, with its
+        header and one row per step (the fields of :class:`StepRow`) as for a match run
+        here."""
         try:
             async with self._writing() as connection:
                 await connection.execute(
@@ -630,9 +688,14 @@ class Store:
                         finished_at=now_ms(),
                         end_reason=end_reason,
                         goals=list(goals) if goals is not None else None,
+                        header=dict(header) if header is not None else None,
                         signed_record=log_text,
                     )
                 )
+                if steps:
+                    await connection.execute(
+                        insert(match_steps), [{"match_id": match_id, **step} for step in steps]
+                    )
                 if players:
                     await connection.execute(
                         insert(match_players),

@@ -119,6 +119,9 @@ matches = Table(
     Index("ix_matches_status_queued_at", "status", "queued_at"),
     Index("ix_matches_game_name", "game_name"),
     Index("ix_matches_tournament_id", "tournament_id"),
+    Index("ix_matches_queued_at", "queued_at"),
+    Index("ix_matches_game_name_queued_at", "game_name", "queued_at"),
+    Index("ix_matches_tournament_id_queued_at", "tournament_id", "queued_at"),
     Index("uq_matches_tournament_schedule", "tournament_id", "schedule_key", unique=True),
     Index("ix_matches_queued_at", "queued_at", "id"),  # the pages' lists, newest first
     Index("ix_matches_game_status_queued", "game_name", "status", "queued_at"),
@@ -131,6 +134,7 @@ match_players = Table(
     Column("seat", Integer, primary_key=True),
     Column("player", String(100), nullable=True),
     Index("ix_match_players_player", "player"),
+    Index("ix_match_players_player_match_id", "player", "match_id"),
 )
 
 match_steps = Table(

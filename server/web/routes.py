@@ -15,7 +15,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
 
-from server.catalog import GameRejected, upload_game
+from server.catalog import GameRejected, upload_game, with_lint_report
 from server.errors import Forbidden, InvalidInput, Missing
 from server.games.repository import GameFetchError, fetch_game
 from server.match import PlayerAddress
@@ -242,6 +242,7 @@ class Api:
                 raise InvalidInput("version is a whole number", field="version")
             version = int(version_text)
         game = await self.store.get_game(request.match_info["name"], version)
+        game = await with_lint_report(self.store, self.service.executor, game)
         return answer(models.GameDetail(**game.model_dump()))
 
     # -- matches -----------------------------------------------------------------------

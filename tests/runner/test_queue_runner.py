@@ -1,24 +1,27 @@
-"""The queue runner on a real SQLite store: a failed step write aborts the match loudly."""
+"""The queue runner on a real SQLite store: matches claimed a page at a time; a failed step
+write aborts the match loudly."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from server.catalog import seed_bundled_games
 from server.runner import STORE_FAILED, MatchRequest, QueueRunner, RunnerSettings, queue_match
-from server.store import MatchStatus, StepRow, Store
+from server.store import MatchStatus, Store
 
 
 class FailingStore(Store):
     """A store whose disk "fills up" at step 3."""
 
-    async def add_step(self, match_id: str, step: StepRow) -> None:
-        if step.step == 3:
+    async def add_step_row(self, match_id: str, row: Mapping[str, Any]) -> None:
+        if row["step"] == 3:
             raise OSError("disk full")
-        await super().add_step(match_id, step)
+        await super().add_step_row(match_id, row)
 
 
 async def wait_until_ended(store: Store, match_id: str) -> None:
@@ -46,6 +49,51 @@ async def test_a_step_that_cannot_be_saved_aborts_the_match(tmp_path: Path) -> N
         assert (ended.status, ended.end_reason) == (MatchStatus.ABORTED, STORE_FAILED)
         assert "disk full" in (ended.end_message or "")
         assert [step.step for step in await store.steps(match.id)] == [0, 1, 2]
+    finally:
+        await runner.close()
+        await store.close()
+
+
+class RacedStore(Store):
+    """A store that keeps every batch of claims it was asked for; another runner claims
+    ``raced`` just before the first batch."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.claims: list[list[str]] = []
+        self.raced = ""
+
+    async def claim_matches(self, match_ids: Sequence[str]) -> list[str]:
+        if not self.claims:
+            assert await self.claim_match(self.raced)
+        self.claims.append(list(match_ids))
+        return await super().claim_matches(match_ids)
+
+
+async def test_queued_matches_are_claimed_in_one_transaction_and_all_run(tmp_path: Path) -> None:
+    store = RacedStore(f"sqlite:///{tmp_path / 'ggp.db'}")
+    await store.open(upgrade=True)
+    await seed_bundled_games(store)
+    queued = [
+        await queue_match(store, MatchRequest(game="tictactoex9", players=[None, None], seed=n))
+        for n in range(12)
+    ]
+    taken_elsewhere = store.raced = queued[5].id
+    runner = QueueRunner(
+        store, Ed25519PrivateKey.generate(), RunnerSettings(concurrency=20, poll_seconds=0.05)
+    )
+    await runner.start()
+    try:
+        for match in queued:
+            if match.id != taken_elsewhere:
+                await wait_until_ended(store, match.id)
+        assert store.claims[0] == [match.id for match in queued]
+        for match in queued:
+            ended = await store.get_match(match.id)
+            if match.id == taken_elsewhere:
+                assert ended.status is MatchStatus.RUNNING  # the other runner's
+            else:
+                assert ended.status is MatchStatus.FINISHED, ended.end_message
     finally:
         await runner.close()
         await store.close()

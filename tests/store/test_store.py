@@ -150,3 +150,24 @@ async def test_a_match_from_queue_to_end(store: Store) -> None:
         m.id for m in await store.list_matches(tournament="t", status=MatchStatus.FINISHED)
     ] == ["m1"]
     assert (await store.count_matches())[MatchStatus.FINISHED] == 1
+
+
+async def test_queued_matches_are_claimed_a_page_at_a_time(store: Store) -> None:
+    for number in range(5):
+        await store.queue_match(
+            f"m{number}",
+            game_name="g",
+            game_version=1,
+            players=["a", "b"],
+            start_clock=5,
+            play_clock=1,
+            policy="random",
+            config={},
+        )
+    assert await store.claim_match("m2")  # taken by another runner first
+    assert await store.claim_matches(["m4", "m0", "m2", "m9", "m1"]) == ["m4", "m0", "m1"]
+    assert await store.claim_matches([]) == []
+    running = await store.list_matches(status=MatchStatus.RUNNING, limit=10)
+    assert sorted(match.id for match in running) == ["m0", "m1", "m2", "m4"]
+    assert all(match.started_at is not None for match in running)
+    assert [m.id for m in await store.list_matches(status=MatchStatus.QUEUED)] == ["m3"]

@@ -10,7 +10,7 @@ worker's CPU and memory, never another match's deadlines.
 
 - :mod:`.worker`: the process side (budgets enforced there);
 - :mod:`.process`: a template process per game and the workers forked from it;
-- :mod:`.pool`: templates and idle workers per game, shared by the matches of a loop;
+- :mod:`.pool`: a template and a few workers per game, shared by the matches of a loop;
 - :mod:`.session`: one match's lease of a worker, one round trip per step.
 """
 

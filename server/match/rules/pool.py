@@ -1,12 +1,20 @@
-"""Loaded games kept for the next match: one template process per game, a forked
-worker per match.
+"""Loaded games kept for the next match: one template process per game, a few
+workers forked from it, shared by the game's matches.
 
 A game is loaded once, by its template (:mod:`.process`), keyed by the rules text,
-the engine and the budget.  Each match leases a worker forked from the template,
-so it starts with the game loaded, and a budget spent by one match stops only that
-match's worker.  A worker whose match ended in good order goes back to the pool for
-the next match of the game.  When no match of a game has been running for
-:data:`IDLE_SECONDS`, its template and idle workers are stopped.
+the engine and the budget.  Its workers are forked from the template, so they start
+with the game loaded; each serves many matches, one request at a time, and the
+states it holds are the matches' (by handle).  A match's request goes to the worker
+that holds its state when that worker is free, else to a free worker of the game
+(with the state as text), else to a newly forked one, up to
+:data:`MAX_WORKERS_PER_GAME`, else it waits its turn; so a thousand matches of a game
+need a handful of processes, and a slow step holds up only the worker it runs in.
+
+Budgets are per request: a request past its CPU or memory budget ends the worker
+and the match that sent it (``rules_limit``); the other matches the worker served go
+on in another worker from their states' text.  A worker killed from outside ends the
+match whose request meets it.  When no match of a game has been running for
+:data:`IDLE_SECONDS`, its template and workers are stopped.
 """
 
 from __future__ import annotations
@@ -15,14 +23,15 @@ import asyncio
 import contextlib
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 from .budget import RulesBudget
-from .process import Template, Worker
+from .process import NotSent, Template, Worker
 
 IDLE_SECONDS = 30.0
 """A game without a match for this long has its processes stopped."""
-MAX_IDLE_WORKERS = 32
-"""At most this many idle workers are kept per game."""
+MAX_WORKERS_PER_GAME = 8
+"""At most this many workers are forked per game; past them, requests wait their turn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,27 +44,137 @@ class GameKey:
 
 
 @dataclass(eq=False)
-class Lease:
-    """A worker leased to one match, and what loading the game told us."""
+class _Loaded:
+    template: Template
+    roles: list[str]
+    step_limit: int | None
+    workers: list[Worker] = field(default_factory=list)
+    forking: int = 0
+    forked: asyncio.Condition = field(default_factory=asyncio.Condition)
+    leases: int = 0
+    timer: asyncio.TimerHandle | None = None
+
+    def prune(self) -> None:
+        """Forget workers that stopped."""
+        if any(not worker.usable for worker in self.workers):
+            self.workers = [worker for worker in self.workers if worker.usable]
+
+
+@dataclass(eq=False)
+class _Held:
+    """A state a match holds: the worker keeping it, its handle there, its text."""
 
     worker: Worker
+    handle: int
+    text: str
+
+
+class MatchWorker:
+    """One match's view of its game's workers: looks like a worker of its own.
+
+    Requests and answers are a worker's (:meth:`Worker.call`); handles in them are
+    this match's, mapped to the worker that holds each state.
+    """
+
+    def __init__(self, loaded: _Loaded, key: GameKey, home: Worker) -> None:
+        self._loaded = loaded
+        self._key = key
+        self._home = home
+        self._held: dict[int, _Held] = {}
+        self._left: list[_Held] = []
+        """States left in a busy worker when the match moved on elsewhere."""
+        self._next_handle = 1
+
+    @property
+    def pid(self) -> int:
+        """The process id of the worker that answered this match last."""
+        return self._home.pid
+
+    async def call(self, request: tuple[Any, ...], cpu: float, what: str) -> Any:
+        """Send ``request`` to a worker of the game; see :meth:`Worker.call`."""
+        kind = request[0]
+        held = None
+        if kind in ("step", "goals"):
+            held = self._held.pop(request[1]) if kind == "step" else self._held[request[1]]
+        while True:
+            preferred = held.worker if held is not None else self._home
+            worker = await _choose(self._loaded, self._key, preferred)
+            if held is None:
+                sent = request
+            elif worker is held.worker:
+                sent = (kind, held.handle, *request[2:])
+            elif kind == "step":
+                sent = ("step_from", held.text, *request[2:])
+            else:
+                sent = ("goals_at", held.text)
+            try:
+                answer = await worker.call(sent, cpu, what)
+            except NotSent:
+                continue  # it stopped (another match's budget): ask another worker
+            self._home = worker
+            if held is not None and kind == "step" and worker is not held.worker:
+                self._left.append(held)
+            break
+        if kind in ("initial", "step", "state"):
+            handle = self._next_handle
+            self._next_handle += 1
+            self._held[handle] = _Held(worker, answer[0], answer[1])
+            return (handle, *answer[1:])
+        return answer
+
+    async def forget(self) -> None:
+        """Drop the states this match holds in its workers."""
+        by_worker: dict[Worker, list[int]] = {}
+        for held in [*self._held.values(), *self._left]:
+            by_worker.setdefault(held.worker, []).append(held.handle)
+        self._held.clear()
+        self._left.clear()
+        for worker, handles in by_worker.items():
+            if worker.usable:
+                with contextlib.suppress(Exception):
+                    await worker.call(("forget", handles), self._key.budget.step_cpu, "to forget")
+
+
+async def _choose(loaded: _Loaded, key: GameKey, preferred: Worker | None) -> Worker:
+    """The worker for the next request: ``preferred`` when free, else a free one,
+    else a new one (up to the cap), else ``preferred`` (or another) to wait its turn."""
+    while True:
+        loaded.prune()
+        if preferred is not None and preferred.usable and not preferred.busy:
+            return preferred
+        for worker in loaded.workers:
+            if not worker.busy:
+                return worker
+        if len(loaded.workers) + loaded.forking < MAX_WORKERS_PER_GAME:
+            loaded.forking += 1
+            try:
+                worker = await loaded.template.fork(key.budget.step_cpu)
+                loaded.workers.append(worker)
+                return worker
+            finally:
+                loaded.forking -= 1
+                async with loaded.forked:
+                    loaded.forked.notify_all()
+        if loaded.workers:
+            if preferred is not None and preferred.usable:
+                return preferred
+            return loaded.workers[0]
+        async with loaded.forked:  # every worker is still being forked
+            await loaded.forked.wait()
+
+
+@dataclass(eq=False)
+class Lease:
+    """A match's share of its game's workers, and what loading the game told us."""
+
+    worker: MatchWorker
     key: GameKey
     roles: list[str]
     step_limit: int | None
 
 
-@dataclass(eq=False)
-class _Loaded:
-    template: Template
-    roles: list[str]
-    step_limit: int | None
-    idle: list[Worker] = field(default_factory=list)
-    leases: int = 0
-    timer: asyncio.TimerHandle | None = None
-
-
 class RulesPool:
-    """Templates and idle workers per game; see the module documentation."""
+    """Templates and their workers per game; see the module documentation."""
 
     def __init__(self, idle_seconds: float = IDLE_SECONDS) -> None:
         self.idle_seconds = idle_seconds
@@ -80,7 +199,7 @@ class RulesPool:
                 loaded.step_limit = await loaded.template.call(
                     ("step_limit",), key.budget.load_cpu, "to load the game"
                 )
-            worker = await self._worker(key, loaded)
+            worker = MatchWorker(loaded, key, await _choose(loaded, key, None))
         except BaseException:
             await self._done(key, loaded)
             if not loaded.template.usable:
@@ -89,24 +208,15 @@ class RulesPool:
         return Lease(worker, key, loaded.roles, loaded.step_limit)
 
     async def release(self, lease: Lease) -> None:
-        """Take back a worker whose match is over; a worker out of order is stopped."""
+        """End a match's lease: the states it holds are dropped."""
         task = self._games.get(lease.key)
         loaded = task.result() if task is not None and task.done() else None
-        worker = lease.worker
-        if loaded is None or not worker.usable or len(loaded.idle) >= MAX_IDLE_WORKERS:
-            worker.close()
-        else:
-            try:
-                await worker.call(("reset",), lease.key.budget.step_cpu, "to reset")
-            except Exception:
-                worker.close()
-            else:
-                loaded.idle.append(worker)
+        await lease.worker.forget()
         if loaded is not None:
             await self._done(lease.key, loaded)
 
     async def close(self) -> None:
-        """Stop every template and idle worker."""
+        """Stop every template and worker."""
         tasks = list(self._games.values())
         self._games.clear()
         for task in tasks:
@@ -151,13 +261,6 @@ class RulesPool:
             raise
         return _Loaded(template, roles, limit)
 
-    async def _worker(self, key: GameKey, loaded: _Loaded) -> Worker:
-        while loaded.idle:
-            worker = loaded.idle.pop()
-            if worker.usable:
-                return worker
-        return await loaded.template.fork(key.budget.step_cpu)
-
     async def _done(self, key: GameKey, loaded: _Loaded) -> None:
         loaded.leases -= 1
         if loaded.leases == 0 and loaded.timer is None:
@@ -173,25 +276,33 @@ class RulesPool:
         task = self._games.get(key)
         if task is not None and task.done() and not task.exception() and task.result() is loaded:
             del self._games[key]
-        for worker in loaded.idle:
-            worker.close()
-        loaded.idle.clear()
         if loaded.leases == 0:
+            for worker in loaded.workers:
+                worker.close()
+            loaded.workers.clear()
             loaded.template.connection.close()
             loaded.template.kill()
 
     async def _stop(self, loaded: _Loaded) -> None:
         if loaded.timer is not None:
             loaded.timer.cancel()
-        for worker in loaded.idle:
+        for worker in loaded.workers:
             worker.close()
-        loaded.idle.clear()
+        loaded.workers.clear()
         await loaded.template.close()
 
     @property
     def game_count(self) -> int:
         """How many games are loaded (or loading)."""
         return len(self._games)
+
+    @property
+    def process_count(self) -> int:
+        """How many rules processes run: templates and their workers."""
+        loaded = [
+            task.result() for task in self._games.values() if task.done() and not task.exception()
+        ]
+        return sum(1 + len(game.workers) for game in loaded)
 
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, RulesPool] = (

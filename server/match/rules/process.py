@@ -46,8 +46,10 @@ class _Connection:
         """Send ``request`` (with the socket ``passing``, if any) and return the answer;
         see :meth:`Worker.call`."""
         if self.broken:
-            raise RulesWorkerDied("the rules worker has already stopped")
+            raise NotSent("the rules worker has already stopped")
         async with self.lock:
+            if self.broken:  # it stopped while this request waited its turn
+                raise NotSent("the rules worker has already stopped")
             wall = 10 * cpu + 10
             backstop = asyncio.get_running_loop().call_later(wall, self._give_up)
             try:
@@ -94,6 +96,10 @@ class _Connection:
     def close(self) -> None:
         self.broken = True
         self.writer.close()
+
+
+class NotSent(RulesWorkerDied):
+    """The worker had stopped before the request was sent: another worker may take it."""
 
 
 class _Ended(Exception):
@@ -215,7 +221,8 @@ class Template:
 
 
 class Worker:
-    """A worker forked from a template, serving one match at a time."""
+    """A worker forked from a template, serving the matches of its game, one request
+    at a time."""
 
     def __init__(self, pid: int, template: Template, connection: _Connection) -> None:
         self.pid = pid
@@ -226,6 +233,11 @@ class Worker:
     @property
     def usable(self) -> bool:
         return not self.connection.broken
+
+    @property
+    def busy(self) -> bool:
+        """True while a request is in flight (others wait their turn)."""
+        return self.connection.lock.locked()
 
     async def call(self, request: tuple[Any, ...], cpu: float, what: str) -> Any:
         """Send ``request`` and return the worker's answer.

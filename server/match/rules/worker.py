@@ -7,8 +7,12 @@ can corrupt a frame).  States stay here, referred to by integer handles.
 
 The process started by the server is a game's *template*: it loads the game (and
 its step limit) once; ``fork`` requests, each carrying a fresh socket, make a worker
-per match that inherits the loaded game and answers on that socket.  The template
-reaps its workers and tells the server how one ended (``status``).
+that inherits the loaded game and answers on that socket.  The template reaps its
+workers and tells the server how one ended (``status``).  A worker serves many
+matches of its game, one request at a time: every state it holds has a handle of its
+own (with the printer of its match), ``forget`` drops the handles of a match that
+ended, and ``step_from`` steps from a state given as text, so that a match can move
+to another worker of the game.
 
 Budgets, enforced here:
 
@@ -84,7 +88,18 @@ def _disarm() -> None:
 
 
 _REQUESTS = frozenset(
-    {"load", "step_limit", "initial", "step", "state", "goals", "goals_at", "reset"}
+    {
+        "load",
+        "step_limit",
+        "initial",
+        "step",
+        "step_from",
+        "state",
+        "goals",
+        "goals_at",
+        "reset",
+        "forget",
+    }
 )
 
 _LOADING = {
@@ -108,10 +123,10 @@ class _Host:
         self.game: Game | None = None
         self.step_cpu = 1.0
         self.load_cpu = 1.0
-        self.states: dict[int, Any] = {}
+        self.states: dict[int, tuple[Any, StatePrinter]] = {}
+        """States by handle, each with the printer of its match (which prints the
+        match's successive states at the cost of what changed)."""
         self.next_handle = 1
-        self.printer = StatePrinter()
-        """Prints the match's successive states at the cost of what changed."""
 
     # -- requests -------------------------------------------------------------------
 
@@ -133,19 +148,24 @@ class _Host:
         return default_step_limit(self._game())
 
     def initial(self) -> Position:
-        self.states.clear()
-        self.printer = StatePrinter()
-        return self._position(self._game().initial_state())
+        return self._position(self._game().initial_state(), StatePrinter())
 
     def step(self, handle: int, joint: list[Any]) -> Position:
-        state = self.states.pop(handle)
-        return self._position(self._game().next_state(state, joint))
+        state, printer = self.states.pop(handle)
+        return self._position(self._game().next_state(state, joint), printer)
+
+    def step_from(self, text: str, joint: list[Any]) -> Position:
+        from server.gdl import State
+
+        state = State(_read_state(text))
+        printer = StatePrinter()
+        printer.to_ggp(state)  # the next state is printed at the cost of what changed
+        return self._position(self._game().next_state(state, joint), printer)
 
     def state(self, text: str) -> Position:
         from server.gdl import State
 
-        self.printer = StatePrinter()
-        return self._position(State(_read_state(text)))
+        return self._position(State(_read_state(text)), StatePrinter())
 
     def goals_at(self, text: str) -> tuple[dict[str, int], str | None]:
         from server.gdl import State
@@ -153,11 +173,14 @@ class _Host:
         return self._goals(State(_read_state(text)))
 
     def goals(self, handle: int) -> tuple[dict[str, int], str | None]:
-        return self._goals(self.states[handle])
+        return self._goals(self.states[handle][0])
 
     def reset(self) -> None:
         self.states.clear()
-        self.printer = StatePrinter()
+
+    def forget(self, handles: list[int]) -> None:
+        for handle in handles:
+            self.states.pop(handle, None)
 
     # -- helpers --------------------------------------------------------------------
 
@@ -166,23 +189,23 @@ class _Host:
             raise RuntimeError("no game loaded")
         return self.game
 
-    def _position(self, state: Any) -> Position:
+    def _position(self, state: Any, printer: StatePrinter) -> Position:
         from server.gdl.terms import unwrap
 
         game = self._game()
         handle = self.next_handle
         self.next_handle += 1
-        self.states[handle] = state
+        self.states[handle] = (state, printer)
         if len(state) * 4 > MAX_STATE_TEXT:  # each fluent prints as at least 4 characters
             raise _OverLimit(
                 f"the state has {len(state):,} fluents, too many to print in "
                 f"{MAX_STATE_TEXT:,} characters"
             )
-        if not self.printer.fits(state):
+        if not printer.fits(state):
             raise _OverLimit(
                 f"the rules derived a state nested deeper than {MAX_TERM_DEPTH} levels"
             )
-        text = self.printer.to_ggp(state)
+        text = printer.to_ggp(state)
         if len(text) > MAX_STATE_TEXT:
             raise _OverLimit(
                 f"the state is {len(text):,} characters long, more than the "
