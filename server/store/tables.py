@@ -119,7 +119,6 @@ matches = Table(
     Index("ix_matches_status_queued_at", "status", "queued_at"),
     Index("ix_matches_game_name", "game_name"),
     Index("ix_matches_tournament_id", "tournament_id"),
-    Index("ix_matches_queued_at", "queued_at"),
     Index("ix_matches_game_name_queued_at", "game_name", "queued_at"),
     Index("ix_matches_tournament_id_queued_at", "tournament_id", "queued_at"),
     Index("uq_matches_tournament_schedule", "tournament_id", "schedule_key", unique=True),
