@@ -18,6 +18,7 @@ killed): :func:`load_match_fields` reads either, preferring the journal, and
 from __future__ import annotations
 
 import json
+import operator
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -48,6 +49,8 @@ _ADAPTERS: dict[str, TypeAdapter[Any]] = {
 }
 _ALIASES = {name: MatchRecord.model_fields[name].alias or name for name in APPENDED_FIELDS}
 _SCALAR_FIELDS = tuple(name for name in MatchRecord.model_fields if name not in APPENDED_FIELDS)
+_scalars_of = operator.attrgetter(*_SCALAR_FIELDS)
+"""The values of a record's other fields, as one tuple (at C speed)."""
 _MODEL_FIELDS = frozenset({"error_details"})
 """Appended lists whose items are models; the other lists hold JSON values as they are."""
 
@@ -93,7 +96,7 @@ class JournalWriter:
             self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644
         )
         self._fields: dict[str, Any] = {}
-        self._snapshot: list[Any] | None = None
+        self._snapshot: tuple[Any, ...] | None = None
         self._extra: dict[str, Any] = {}
         self._written: dict[str, int] = {}
 
@@ -101,11 +104,11 @@ class JournalWriter:
         """The journal line that brings the last written state up to ``record``."""
         entry: dict[str, Any] = {}
         fields = record.__dict__
-        snapshot = [fields.get(name) for name in _SCALAR_FIELDS]
+        snapshot = _scalars_of(record)
         extra = record.model_extra or {}
         if snapshot != self._snapshot or extra != self._extra:
             self._set_scalars(record, entry)
-            self._snapshot = [_copied(value) for value in snapshot]
+            self._snapshot = tuple(_copied(value) for value in snapshot)
             self._extra = {name: _copied(value) for name, value in extra.items()}
         appended: dict[str, Any] = {}
         for name in APPENDED_FIELDS:
