@@ -54,20 +54,33 @@ memory_mb = _number(int, 256, "a whole number of megabytes, 256 or more")
 
 
 def _position(data: bytes, offset: int) -> str:
+    """``line:column`` of a byte offset, as in ``file:line:column: message``."""
     line = data.count(b"\n", 0, offset) + 1
     column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return f"line {line}, column {column}"
+    return f"{line}:{column}"
 
 
-def describe_gdl_error(error: Exception) -> str:
-    """A rules error on one line; a validation error shows its first problem and a count."""
-    from server.gdl.errors import GdlValidationError
+def describe_gdl_error(error: Exception, source: str | None = None) -> str:
+    """A rules error on one line; a validation error shows its first problem and a count.
+
+    With ``source`` (the rule file) an error with a place reads as compilers print
+    them: ``source:line:column: message``; other errors read ``source: message``.
+    """
+    from server.gdl.errors import GdlSyntaxError, GdlValidationError
 
     if isinstance(error, GdlValidationError) and error.problems:
+        first = error.problems[0]
         more = len(error.problems) - 1
         extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-        return one_line(f"invalid GDL: {error.problems[0]}{extra}")
-    return one_line(error)
+        line, column = getattr(first, "line", None), getattr(first, "column", None)
+        if source and line:
+            return one_line(
+                f"{source}:{line}:{column}: invalid GDL: {getattr(first, 'message', first)}{extra}"
+            )
+        return one_line(f"{source + ': ' if source else ''}invalid GDL: {first}{extra}")
+    if isinstance(error, GdlSyntaxError) and source:
+        return one_line(f"{source}:{error.line}:{error.column}: {error.reason}")
+    return one_line(f"{source}: {error}" if source else error)
 
 
 def check_rule_file(path: Path) -> None:
@@ -82,12 +95,12 @@ def check_rule_file(path: Path) -> None:
         data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(
-            f"{path}: not a text file: {_position(data, error.start)}: "
+            f"{path}:{_position(data, error.start)}: not a text file: "
             f"byte 0x{data[error.start]:02x} is not UTF-8"
         ) from None
     if b"\0" in data:
         where = _position(data, data.index(b"\0"))
-        raise InputError(f"{path}: not a text file: {where}: NUL byte")
+        raise InputError(f"{path}:{where}: not a text file: NUL byte")
 
 
 def load_game_checked(spec: str, **options: object) -> Game:
@@ -107,7 +120,7 @@ def load_game_checked(spec: str, **options: object) -> Game:
     except RecursionError:
         raise InputError(f"{spec}: the rules nest too deeply") from None
     except ValueError as error:  # GdlError and the loading layer's own limits
-        raise InputError(f"{spec}: {describe_gdl_error(error)}") from None
+        raise InputError(describe_gdl_error(error, spec)) from None
     except Exception as error:
         if not type(error).__module__.startswith(("server.gdl", "server.games")):
             raise

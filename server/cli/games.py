@@ -1,4 +1,4 @@
-"""``ggp games``: list the bundled games; ``ggp games show NAME`` prints one's GDL."""
+"""``ggp games``: list the bundled games; ``show NAME`` prints one's GDL; ``lint FILE`` checks one."""
 
 from __future__ import annotations
 
@@ -24,6 +24,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     show.add_argument("name", help="a bundled game's name (see `ggp games`)")
     show.set_defaults(run=run_show)
+    lint = actions.add_parser(
+        "lint",
+        help="check GDL files as an upload is checked",
+        description="Check each GDL file (or bundled game) as an upload is checked: syntax, "
+        "the restrictions of the GDL specification, then seeded random playouts. Every "
+        "problem is printed as `FILE:LINE:COLUMN: error|warning: message` (without the "
+        "place when it has none). Exit status 1 when a file has an error.",
+    )
+    lint.add_argument("files", nargs="+", metavar="FILE", help="a .kif file or a game's name")
+    lint.add_argument(
+        "--playouts", type=int, default=10, help="random playouts per game (default 10)"
+    )
+    lint.set_defaults(run=run_lint)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -51,3 +64,31 @@ def run_show(args: argparse.Namespace) -> int:
         return 2
     sys.stdout.write(text)
     return 0
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from server.games import UnknownGameError, game_text, is_bundled
+    from server.games.lint import lint_game
+
+    from ._common import EXIT_FAILED, EXIT_OK, InputError, check_rule_file, one_line
+
+    failed = False
+    for name in args.files:
+        try:
+            if is_bundled(name) and not Path(name).is_file():
+                text = game_text(name)
+            else:
+                check_rule_file(Path(name))
+                text = Path(name).read_text(encoding="utf-8")
+        except UnknownGameError as error:
+            raise InputError(one_line(error)) from None
+        report = lint_game(text, playouts=max(0, args.playouts))
+        for problem in report.problems:
+            where = f"{name}:{problem.line}:{problem.column}" if problem.line else name
+            print(f"{where}: {problem.severity}: {problem.message}")
+        errors = sum(problem.severity == "error" for problem in report.problems)
+        failed = failed or not report.ok
+        print(f"{name}: {'ok' if report.ok else 'refused'} ({errors} error(s))")
+    return EXIT_FAILED if failed else EXIT_OK

@@ -17,6 +17,31 @@ class GdlSyntaxError(GdlError):
         super().__init__(f"line {line}, column {column}: {message}")
 
 
+class Problem(str):
+    """One finding of the validator: its text, and where it is as fields.
+
+    The text is ``line L, column C: message`` when the place is known, else the
+    message alone; ``line`` and ``column`` (1-based) are ``None`` for findings about
+    the game as a whole, such as a missing ``terminal`` rule.
+    """
+
+    line: int | None
+    column: int | None
+    message: str
+
+    def __new__(cls, message: str, line: int | None = None, column: int | None = None) -> Problem:
+        placed = bool(line)
+        text = f"line {line}, column {column}: {message}" if placed else message
+        problem = super().__new__(cls, text)
+        problem.message = message
+        problem.line = line if placed else None
+        problem.column = column if placed else None
+        return problem
+
+    def __getnewargs__(self) -> tuple[str, int | None, int | None]:  # type: ignore[override]
+        return self.message, self.line, self.column
+
+
 class GdlValidationError(GdlError):
     """Well-formed GDL that breaks a rule of the GDL specification."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import GdlSyntaxError
 from .terms import MAX_TERM_DEPTH, RawTerm, to_kif
@@ -67,6 +67,8 @@ class Rule:
     body: tuple[RawTerm, ...]
     line: int = 0
     column: int = 0
+    places: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+    """(line, column) of the head, then of each body literal, when read from text."""
 
     def __str__(self) -> str:
         if not self.body:
@@ -77,6 +79,13 @@ class Rule:
     def where(self) -> str:
         """Where the rule starts, for messages."""
         return f"line {self.line}, column {self.column}" if self.line else "rule"
+
+    def place_of(self, index: int) -> tuple[int, int]:
+        """(line, column) of the head (``index`` 0) or of body literal ``index``; the
+        rule's own place when not known (``(0, 0)`` for a rule not read from text)."""
+        if 0 <= index < len(self.places):
+            return self.places[index]
+        return self.line, self.column
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +256,8 @@ def node_to_rule(node: Node) -> Rule:
             raise GdlSyntaxError("a rule '(<= ...)' needs a head", node.line, node.column)
         head = _sentence(value[1], "the head of a rule")
         body = tuple(_literal(literal) for literal in value[2:])
-        return Rule(head, body, node.line, node.column)
+        places = tuple((part.line, part.column) for part in value[1:])
+        return Rule(head, body, node.line, node.column, places)
     if isinstance(value, str) and value == "<=":
         raise GdlSyntaxError("'<=' must open a rule: (<= head body...)", node.line, node.column)
     return Rule(_sentence(node, "a sentence"), (), node.line, node.column)

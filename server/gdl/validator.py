@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from .errors import GdlValidationError
+from .errors import GdlValidationError, Problem
 from .graphs import strongly_connected_components
 from .parser import SENTENCE_ARITY, Rule
 from .terms import RawTerm, is_ground, to_kif, variables_of
@@ -52,6 +52,9 @@ class ValidationReport:
 
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    """Each finding is a :class:`~server.gdl.errors.Problem`: its text starts with
+    ``line L, column C:`` (the offending literal, else its rule) when it has a place,
+    and ``line`` and ``column`` hold the same numbers."""
 
     @property
     def ok(self) -> bool:
@@ -160,8 +163,34 @@ def _shown(rule: Rule) -> str:
     return text
 
 
-def _problem(rule: Rule, why: str) -> str:
-    return f"{rule.where}: {why}, in {_shown(rule)}"
+def _problem(rule: Rule, why: str, index: int | None = None) -> Problem:
+    """A finding about ``rule``, placed at body literal ``index``, or where the rule
+    starts (``index`` ``None``, or 0: the head, which the rule's place names)."""
+    line, column = rule.place_of(index) if index else (rule.line, rule.column)
+    return Problem(f"{why}, in {_shown(rule)}", line, column)
+
+
+def _contains(term: RawTerm, part: RawTerm) -> bool:
+    """True when ``part`` is ``term`` or one of its subterms."""
+    stack = [term]
+    while stack:
+        current = stack.pop()
+        if current == part:
+            return True
+        if isinstance(current, tuple):
+            stack.extend(current[1:])
+    return False
+
+
+def _index_of(rule: Rule, part: RawTerm, *, in_head: bool = True) -> int | None:
+    """The index (0 the head, then each body literal) of the first part of ``rule``
+    holding ``part``; ``None`` when none does."""
+    if in_head and _contains(rule.head, part):
+        return 0
+    for number, literal in enumerate(rule.body, start=1):
+        if _contains(literal, part):
+            return number
+    return None
 
 
 def _listing(items: Iterable[str]) -> str:
@@ -264,22 +293,26 @@ def _strongly_connected_components(edges: Mapping[Node, Iterable[Node]]) -> dict
 # --- errors --------------------------------------------------------------------------
 
 
-def _sentences(rule: Rule) -> Iterator[RawTerm]:
-    yield rule.head
-    for literal in rule.body:
+def _sentences(rule: Rule) -> Iterator[tuple[int, RawTerm]]:
+    """Every sentence of the rule, with its index (0 the head, then the body literals)."""
+    yield 0, rule.head
+    for number, literal in enumerate(rule.body, start=1):
         for atom, _positive in _atoms(literal):
-            yield atom
+            yield number, atom
 
 
-def _argument_terms(rule: Rule) -> Iterator[RawTerm]:
-    """Every term in argument position: sentence arguments and distinct arguments."""
-    for sentence in _sentences(rule):
-        yield from _args(sentence)
-    for literal in rule.body:
+def _argument_terms(rule: Rule) -> Iterator[tuple[int, RawTerm]]:
+    """Every term in argument position (sentence and distinct arguments), with the
+    index of the head or body literal it is in."""
+    for number, sentence in _sentences(rule):
+        for argument in _args(sentence):
+            yield number, argument
+    for number, literal in enumerate(rule.body, start=1):
         for part in _disjuncts(literal[1] if _is_connective(literal, "not") else literal):
             inner = part[1] if _is_connective(part, "not") else part
             if _is_connective(inner, "distinct"):
-                yield from inner[1:]
+                for argument in inner[1:]:
+                    yield number, argument
 
 
 def _functions(term: RawTerm) -> Iterator[tuple]:
@@ -301,7 +334,12 @@ def _check_arities(program: _Program, report: ValidationReport) -> None:
     keyword_functions: dict[str, Rule] = {}
 
     def note(
-        kind: str, seen: dict[str, tuple[int, Rule]], name: str, arity: int, rule: Rule
+        kind: str,
+        seen: dict[str, tuple[int, Rule]],
+        name: str,
+        arity: int,
+        rule: Rule,
+        index: int,
     ) -> None:
         first = seen.setdefault(name, (arity, rule))
         if first[0] != arity and (kind, name, arity) not in reported:
@@ -311,27 +349,30 @@ def _check_arities(program: _Program, report: ValidationReport) -> None:
                     rule,
                     f"the {kind} {name} is used here with {arity} argument(s), "
                     f"but with {first[0]} at {first[1].where}",
+                    index,
                 )
             )
 
     for rule in program.rules:
-        for sentence in _sentences(rule):
+        for index, sentence in _sentences(rule):
             name, arity = _name(sentence), _arity(sentence)
             expected = SENTENCE_ARITY.get(name)
             if expected is not None and (
                 arity != expected or (expected == 0 and isinstance(sentence, tuple))
             ):
                 report.errors.append(
-                    _problem(rule, f"the keyword {name} takes {expected} argument(s), not {arity}")
+                    _problem(
+                        rule, f"the keyword {name} takes {expected} argument(s), not {arity}", index
+                    )
                 )
                 continue
-            note("relation", relations, name, arity, rule)
+            note("relation", relations, name, arity, rule, index)
             if isinstance(sentence, tuple) and arity == 0:
                 parenthesised_relations.setdefault(name, rule)
-        for term in _argument_terms(rule):
+        for index, term in _argument_terms(rule):
             for function in _functions(term):
                 name = function[0]
-                note("function", functions, name, len(function) - 1, rule)
+                note("function", functions, name, len(function) - 1, rule, index)
                 if len(function) == 1:
                     parenthesised_functions.setdefault(name, rule)
                 if name in _KEYWORD_NAMES:
@@ -357,9 +398,11 @@ def _check_arities(program: _Program, report: ValidationReport) -> None:
         report.warnings.append(_problem(rule, f"the GDL keyword {name} is used as a function name"))
     for name in sorted(relations.keys() & functions.keys()):
         report.warnings.append(
-            f"the name {name} is used both as a relation (first at {relations[name][1].where}) "
-            f"and as a function (first at {functions[name][1].where}); "
-            f"is 'true' used correctly?"
+            Problem(
+                f"the name {name} is used both as a relation (first at "
+                f"{relations[name][1].where}) and as a function (first at "
+                f"{functions[name][1].where}); is 'true' used correctly?"
+            )
         )
 
 
@@ -370,14 +413,18 @@ def _check_safety(program: _Program, report: ValidationReport) -> None:
         body = _Conjunction.of(rule.body)
         bound = body.always_bound()
         unbound: dict[str, list[str]] = {}
+        first: int | None = None
         for variable in sorted(variables_of(rule.head) - bound):
             unbound.setdefault(variable, []).append("the head")
+            first = 0
         for variable, literal in body.needed():
             if variable not in bound:
                 places = unbound.setdefault(variable, [])
                 place = to_kif(literal)
                 if place not in places:
                     places.append(place)
+                if first is None:
+                    first = _index_of(rule, literal, in_head=False)
         if not unbound:
             continue
         details = "; ".join(
@@ -393,6 +440,7 @@ def _check_safety(program: _Program, report: ValidationReport) -> None:
                 rule,
                 f"unsafe rule: these variables appear in no positive literal of the body{hint}: "
                 f"{details}",
+                first,
             )
         )
 
@@ -438,6 +486,7 @@ def _check_stratification(program: _Program, report: ValidationReport) -> None:
                         f"negation is not stratified: {to_kif(rule.head)} depends on "
                         f"(not {to_kif(atom)}), which the rule at {other.where} derives "
                         f"from {to_kif(rule.head)} in turn ({_cycle(program, head, key)})",
+                        _index_of(rule, ("not", atom), in_head=False),
                     )
                 )
                 break
@@ -527,6 +576,7 @@ def _check_recursion_restriction(program: _Program, report: ValidationReport) ->
                     f"recursive with {head}, the argument {to_kif(argument)} is not ground, "
                     f"not an argument of the head, and not an argument of a positive "
                     f"literal outside the recursion",
+                    _index_of(rule, literal, in_head=False),
                 )
             )
 
@@ -587,10 +637,10 @@ def _check_roles(program: _Program, report: ValidationReport) -> None:
         else:
             declared[role] = rule
     if not program.heads.get("role"):
-        report.errors.append("the game declares no role: add facts such as (role white)")
+        report.errors.append(Problem("the game declares no role: add facts such as (role white)"))
     for keyword in _REQUIRED:
         if keyword not in program.heads:
-            report.errors.append(f"the game has no {keyword} rule")
+            report.errors.append(Problem(f"the game has no {keyword} rule"))
     for keyword in ("legal", "goal"):
         for rule in program.heads.get(keyword, []):
             role = _args(rule.head)[0] if _arity(rule.head) else None
@@ -604,17 +654,19 @@ def _check_keyword_placement(program: _Program, report: ValidationReport) -> Non
     for keyword in _NEVER_IN_HEADS:
         for rule in program.heads.get(keyword, []):
             report.errors.append(
-                _problem(rule, f"{keyword} may only appear in rule bodies, never as a head")
+                _problem(rule, f"{keyword} may only appear in rule bodies, never as a head", 0)
             )
     for rule in program.rules:
         reported: set[str] = set()
-        for literal in rule.body:
+        for number, literal in enumerate(rule.body, start=1):
             for atom, _positive in _atoms(literal):
                 name = relation_key(atom)
                 if name in _ONLY_IN_HEADS and name not in reported:
                     reported.add(name)
                     report.errors.append(
-                        _problem(rule, f"{name} may only appear as a head, never in a rule body")
+                        _problem(
+                            rule, f"{name} may only appear as a head, never in a rule body", number
+                        )
                     )
 
 
@@ -627,10 +679,18 @@ def _check_keyword_dependencies(program: _Program, report: ValidationReport) -> 
         if steps is None:
             return
         chain = " -> ".join([keyword] + [step for step, _ in steps])
+        rule = steps[0][1]
+        index = next(
+            (
+                number
+                for number, atom in _sentences(rule)
+                if number and relation_key(atom) == steps[0][0]
+            ),
+            None,
+        )
         report.errors.append(
             _problem(
-                steps[0][1],
-                f"{keyword} must not depend on {steps[-1][0]}, but it does: {chain}",
+                rule, f"{keyword} must not depend on {steps[-1][0]}, but it does: {chain}", index
             )
         )
 
@@ -653,7 +713,7 @@ def _check_goal_values(program: _Program, report: ValidationReport) -> None:
             and 0 <= int(value) <= 100
         ):
             report.errors.append(
-                _problem(rule, f"the goal value {to_kif(value)} is not an integer from 0 to 100")
+                _problem(rule, f"the goal value {to_kif(value)} is not an integer from 0 to 100", 0)
             )
 
 
@@ -711,5 +771,5 @@ def _warn_about_symbols(program: _Program, report: ValidationReport) -> None:
         if len(variants) > 1:
             listed = _listing(f"{spelling} ({rule.where})" for spelling, rule in variants.items())
             report.warnings.append(
-                f"inconsistent capitalisation: {listed} are different constants in GDL"
+                Problem(f"inconsistent capitalisation: {listed} are different constants in GDL")
             )

@@ -6,7 +6,7 @@ Every event carries ``record``, the live match record (not serialised with the e
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeAlias
+from typing import Any, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +18,21 @@ class _Event(BaseModel):
 
     match_id: str
     record: MatchRecord = Field(exclude=True, repr=False)
+
+    @classmethod
+    def of(cls, **values: Any) -> Self:
+        """An event from trusted values, every field given, without validation.
+
+        The runner builds one or more events per step from values it made itself;
+        this is :meth:`~pydantic.BaseModel.model_construct` without its per-field loop.
+        """
+        event = cls.__new__(cls)
+        _set = object.__setattr__
+        _set(event, "__dict__", values)
+        _set(event, "__pydantic_fields_set__", set(values))
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        return event
 
 
 class MatchStarted(_Event):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -52,7 +53,11 @@ class LogWriter:
         """Where the journal of ``match_id`` is kept while the match runs."""
         return journal_path_for(self.path_for(match_id))
 
-    async def __call__(self, event: MatchEvent) -> None:
+    def __call__(self, event: MatchEvent) -> Awaitable[None] | None:
+        """Journal ``event``; at the close, the coroutine that writes the final log.
+
+        Every other event is handled at once, without a coroutine: one per step adds up.
+        """
         journal = self._journals.get(event.match_id)
         if journal is None:
             journal = self._journals[event.match_id] = JournalWriter(
@@ -62,7 +67,11 @@ class LogWriter:
         if isinstance(event, MatchClosed):
             del self._journals[event.match_id]
             journal.close()
-            await self.finish(event.record)
+            return self._finished(event.record)
+        return None
+
+    async def _finished(self, record: MatchRecord) -> None:
+        await self.finish(record)
 
     async def finish(self, record: MatchRecord) -> Path:
         """Write the final log of ``record`` (signed if a key is set) and drop its journal."""

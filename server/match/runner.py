@@ -153,6 +153,11 @@ def _cut(text: str | None) -> str | None:
     return text[:RAW_REPLY_LIMIT] + f"... [{len(text) - RAW_REPLY_LIMIT} more characters]"
 
 
+def _joint_text(moves: list[str]) -> str:
+    """A joint move as :func:`server.protocol.render` prints it, from the printed moves."""
+    return "(" + "".join(move + " " for move in moves) + ")"
+
+
 def _failure_code(kind: ErrorKind) -> str:
     return "TO" if kind is ErrorKind.TIMEOUT else "CE"
 
@@ -292,7 +297,7 @@ class MatchRunner:
     async def _play(self) -> None:
         failure = await self._open_rules()
         await self._emit(
-            MatchStarted.model_construct(
+            MatchStarted.of(
                 match_id=self.match_id,
                 record=self.record,
                 game_name=self.record.game_name,
@@ -320,7 +325,7 @@ class MatchRunner:
         self.record.states.append(state.text)
         self.record.state_times.append(_now_ms())
         await self._emit(
-            PlayersStarted.model_construct(
+            PlayersStarted.of(
                 match_id=self.match_id,
                 record=self.record,
                 errors=start_phase.codes,
@@ -473,7 +478,13 @@ class MatchRunner:
             None if player is None or self._forfeited[index] else play
             for index, player in enumerate(self.players)
         ]
-        replies = await self._exchange(messages, self.config.play_clock + self.config.network_slack)
+        text = None
+        if self.scrambler is None:  # render(play), from the moves printed for the record
+            moves = self.record.moves[-1] if previous is not None else None
+            text = f"( PLAY {self.match_id} {'NIL' if moves is None else _joint_text(moves)} )"
+        replies = await self._exchange(
+            messages, self.config.play_clock + self.config.network_slack, text
+        )
         phase = _Phase()
         joint: list[RawTerm] = []
         for index, reply in enumerate(replies):
@@ -489,7 +500,7 @@ class MatchRunner:
         self.record.state_times.append(_now_ms())
         self._append_phase(phase)
         await self._emit(
-            StepPlayed.model_construct(
+            StepPlayed.of(
                 match_id=self.match_id,
                 record=self.record,
                 step=self.stats.steps,
@@ -574,9 +585,7 @@ class MatchRunner:
         self.record.end_reason = reason
         self._ended = True
         await self._emit(
-            MatchEnded.model_construct(
-                match_id=self.match_id, record=self.record, reason=reason, goals=goals
-            )
+            MatchEnded.of(match_id=self.match_id, record=self.record, reason=reason, goals=goals)
         )
         stop = Stop(match_id=self.match_id, moves=last_moves)
         messages: list[Message | None] = [
@@ -592,9 +601,7 @@ class MatchRunner:
         self.record.end_reason = reason
         self.record.end_message = message
         await self._emit(
-            MatchEnded.model_construct(
-                match_id=self.match_id, record=self.record, reason=reason, goals=None
-            )
+            MatchEnded.of(match_id=self.match_id, record=self.record, reason=reason, goals=None)
         )
         abort = Abort(match_id=self.match_id)
         messages: list[Message | None] = [
@@ -615,7 +622,7 @@ class MatchRunner:
             for reply in replies
         ]
         await self._emit(
-            MatchClosed.model_construct(
+            MatchClosed.of(
                 match_id=self.match_id, record=self.record, stop_errors=self.record.stop_errors
             )
         )
@@ -634,23 +641,28 @@ class MatchRunner:
         self.record.raw_replies.append([outcome.raw for outcome in phase.outcomes])
 
     async def _exchange(
-        self, messages: Sequence[Message | None], time_limit: float
+        self, messages: Sequence[Message | None], time_limit: float, text: str | None = None
     ) -> list[Reply | None]:
-        """Send each player its message (``None``: nobody to ask) at once; wait for all."""
+        """Send each player its message (``None``: nobody to ask) at once; wait for all.
+
+        ``text``: every message as already rendered (the same for all, not scrambled).
+        """
         started = time.monotonic()
         jobs = []
         rendered: dict[int, str] = {}  # the same message to several players is rendered once
         for channel, message in zip(self._channels, messages, strict=True):
             if channel is None or message is None:
                 continue
-            text = rendered.get(id(message))
-            if text is None:
+            wire_text = text or rendered.get(id(message))
+            if wire_text is None:
                 wire = (
                     message if self.scrambler is None else self.scrambler.scramble_message(message)
                 )
-                text = rendered[id(message)] = render(wire)
+                wire_text = rendered[id(message)] = render(wire)
             jobs.append(
-                channel.send(text, time_limit=time_limit, max_bytes=self.config.max_reply_bytes)
+                channel.send(
+                    wire_text, time_limit=time_limit, max_bytes=self.config.max_reply_bytes
+                )
             )
         try:
             replies = iter(await asyncio.gather(*jobs))

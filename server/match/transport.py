@@ -95,10 +95,7 @@ class _Failure(Exception):
 
 def build_request(address: PlayerAddress, text: str, receiver: str) -> bytes:
     """The request bytes for one message, exactly as GGP-Base sends them."""
-    data = request_bytes(text, address.host, receiver)
-    if address.path != "/":
-        data = data.replace(b"POST / ", f"POST {address.path} ".encode(), 1)
-    return data
+    return request_bytes(text, address.host, receiver, address.path)
 
 
 async def send_message(

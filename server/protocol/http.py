@@ -53,13 +53,20 @@ def request_headers(host: str, receiver: str, body: str) -> list[tuple[str, str]
     ]
 
 
-def request_bytes(body: str, host: str, receiver: str = "") -> bytes:
+@functools.lru_cache(maxsize=1024)
+def request_head(host: str, receiver: str = "", path: str = "/") -> bytes:
+    """A request up to the value of its last header, ``Content-Length`` (the same for
+    every message to one player)."""
+    headers = request_headers(host, receiver, "")[:-1]
+    line = REQUEST_LINE if path == "/" else REQUEST_LINE.replace(" / ", f" {path} ", 1)
+    lines = [line, *(f"{name}: {value}" for name, value in headers), "Content-Length: "]
+    return "\r\n".join(lines).encode("utf-8")
+
+
+def request_bytes(body: str, host: str, receiver: str = "", path: str = "/") -> bytes:
     """The whole request for one message, byte for byte as GGP-Base sends it."""
-    lines = [
-        REQUEST_LINE,
-        *(f"{name}: {value}" for name, value in request_headers(host, receiver, body)),
-    ]
-    return ("\r\n".join(lines) + "\r\n\r\n" + body).encode("utf-8")
+    data = body.encode("utf-8")
+    return b"%s%d\r\n\r\n%s" % (request_head(host, receiver, path), len(data), data)
 
 
 def response_headers(body: str) -> list[tuple[str, str]]:

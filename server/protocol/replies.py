@@ -47,13 +47,32 @@ def quote_move(term: RawTerm, limit: int = QUOTE_LIMIT) -> str:
     return text if complete else text + "..."
 
 
+_CACHED_REPLY_LENGTH = 256
+"""Replies up to this many characters are remembered once read (moves repeat a lot)."""
+_CACHED_REPLIES = 8192
+"""The most replies remembered; the memory is emptied when it is full."""
+_read_replies: dict[str, RawTerm] = {}
+
+
 def parse_move_reply(text: str) -> RawTerm:
-    """Read a player's reply to PLAY as one term; raise :class:`ProtocolError` if it is not one."""
+    """Read a player's reply to PLAY as one term; raise :class:`ProtocolError` if it is not one.
+
+    Short replies that read well are remembered: terms are immutable, and the same
+    moves come back step after step, match after match.
+    """
+    term = _read_replies.get(text)
+    if term is not None:
+        return term
     node = read_sexpression(text, "move")
     try:
-        return node_to_term(fold_keywords(node))
+        term = node_to_term(fold_keywords(node))
     except GdlError as error:
         raise ProtocolError(f"unreadable move: {error}") from None
+    if len(text) <= _CACHED_REPLY_LENGTH:
+        if len(_read_replies) >= _CACHED_REPLIES:
+            _read_replies.clear()
+        _read_replies[text] = term
+    return term
 
 
 def _folded(term: RawTerm) -> RawTerm:

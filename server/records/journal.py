@@ -18,12 +18,14 @@ killed): :func:`load_match_fields` reads either, preferring the journal, and
 from __future__ import annotations
 
 import json
+import operator
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
+from pydantic_core import to_json
 
 from .model import MatchRecord
 
@@ -47,6 +49,15 @@ _ADAPTERS: dict[str, TypeAdapter[Any]] = {
 }
 _ALIASES = {name: MatchRecord.model_fields[name].alias or name for name in APPENDED_FIELDS}
 _SCALAR_FIELDS = tuple(name for name in MatchRecord.model_fields if name not in APPENDED_FIELDS)
+_scalars_of = operator.attrgetter(*_SCALAR_FIELDS)
+"""The values of a record's other fields, as one tuple (at C speed)."""
+_MODEL_FIELDS = frozenset({"error_details"})
+"""Appended lists whose items are models; the other lists hold JSON values as they are."""
+
+
+def _copied(value: Any) -> Any:
+    """A value as it was now: lists and dicts are copied (the record changes them in place)."""
+    return value.copy() if isinstance(value, (list, dict)) else value
 
 
 def _alias(name: str) -> str:
@@ -85,11 +96,40 @@ class JournalWriter:
             self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644
         )
         self._fields: dict[str, Any] = {}
+        self._snapshot: tuple[Any, ...] | None = None
+        self._extra: dict[str, Any] = {}
         self._written: dict[str, int] = {}
 
     def line_for(self, record: MatchRecord) -> bytes:
         """The journal line that brings the last written state up to ``record``."""
         entry: dict[str, Any] = {}
+        fields = record.__dict__
+        snapshot = _scalars_of(record)
+        extra = record.model_extra or {}
+        if snapshot != self._snapshot or extra != self._extra:
+            self._set_scalars(record, entry)
+            self._snapshot = tuple(_copied(value) for value in snapshot)
+            self._extra = {name: _copied(value) for name, value in extra.items()}
+        appended: dict[str, Any] = {}
+        for name in APPENDED_FIELDS:
+            items = fields.get(name)
+            if items is None:
+                continue
+            done = self._written.get(name)
+            if done is None or len(items) > done:
+                new = items[done or 0 :]
+                if name in _MODEL_FIELDS and any(item is not None for row in new for item in row):
+                    new = _ADAPTERS[name].dump_python(
+                        new, mode="json", by_alias=True, exclude_none=True
+                    )
+                appended[_ALIASES[name]] = new
+                self._written[name] = len(items)
+        if appended:
+            entry["append"] = appended
+        return to_json(entry) + b"\n"  # the bytes of json.dumps(separators=(",", ":")), faster
+
+    def _set_scalars(self, record: MatchRecord, entry: dict[str, Any]) -> None:
+        """Put in ``entry`` the fields that are new, changed (``set``) or gone (``unset``)."""
         values = {name: getattr(record, name) for name in _SCALAR_FIELDS}
         values.update(record.model_extra or {})
         changed = {
@@ -104,25 +144,7 @@ class JournalWriter:
             )
         if gone:
             entry["unset"] = [_alias(name) for name in gone]
-        self._fields = {
-            name: value.copy() if isinstance(value, (list, dict)) else value
-            for name, value in values.items()
-            if value is not None
-        }
-        appended: dict[str, Any] = {}
-        for name in APPENDED_FIELDS:
-            items = getattr(record, name)
-            if items is None:
-                continue
-            done = self._written.get(name)
-            if done is None or len(items) > done:
-                appended[_ALIASES[name]] = _ADAPTERS[name].dump_python(
-                    items[done or 0 :], mode="json", by_alias=True, exclude_none=True
-                )
-                self._written[name] = len(items)
-        if appended:
-            entry["append"] = appended
-        return (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        self._fields = {name: _copied(value) for name, value in values.items() if value is not None}
 
     def write(self, record: MatchRecord) -> None:
         """Append what changed in ``record`` since the last call."""

@@ -381,3 +381,66 @@ def test_every_unverified_game_is_validated_or_refused_cleanly(path: Path) -> No
         check(rules)
     except GdlValidationError as error:
         assert error.problems
+
+
+# --- places of problems --------------------------------------------------------------
+
+
+def _placed(extra: str) -> list[tuple[int | None, int | None, str]]:
+    """(line, column, message) of each error; ``extra`` starts on line 8 of the text."""
+    return [
+        (getattr(error, "line", None), getattr(error, "column", None), error)
+        for error in errors_for(extra)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "line", "column", "says"),
+    [
+        # the negation holding the unbound variable, not the rule's first line
+        ("(<= (legal robot wait)\n  (true on)\n  (not (true ?x)))", 10, 3, "unsafe rule"),
+        # an unbound head variable: the rule (which starts with its head)
+        ("(<= (legal robot (go ?x))\n  (true on))", 8, 1, "unsafe rule"),
+        # the body atom used with another arity
+        ("(cell 1 1)\n(<= (legal robot wait)\n  (true on)\n  (cell 1))", 11, 3, "relation cell"),
+        # a keyword that belongs in heads only
+        ("(<= (legal robot wait)\n  (true on)\n  (init on))", 10, 3, "init may only appear"),
+        # the negative literal that closes the cycle
+        ("(<= p (true on)\n    (not q))\n(<= q p)", 9, 5, "negation is not stratified"),
+        # the recursive literal that breaks the restriction
+        (
+            "(count zero)\n(<= (count (succ ?n))\n  (count ?n))\n(<= (legal robot (say ?n)) (count ?n))",
+            10,
+            3,
+            "recursion restriction",
+        ),
+        # a goal value out of range: the rule
+        ("(<= (goal robot 200)\n  (true on))", 8, 1, "goal value 200"),
+    ],
+)
+def test_an_error_names_the_line_and_column_of_the_offending_literal(
+    extra: str, line: int, column: int, says: str
+) -> None:
+    found = [(at_line, at_column) for at_line, at_column, error in _placed(extra) if says in error]
+    assert found == [(line, column)]
+    [error] = [error for error in errors_for(extra) if says in error]
+    assert error.startswith(f"line {line}, column {column}: ")
+
+
+def test_a_problem_of_the_whole_game_has_no_place_and_every_problem_pickles() -> None:
+    import pickle
+
+    report = validate(parse_gdl("(role robot)\n(init on)"))
+    missing = [error for error in report.errors if "has no" in error]
+    assert len(missing) == 3
+    assert all(error.line is None and error.column is None for error in missing)  # type: ignore[attr-defined]
+    placed = errors_for("(<= (legal robot (go ?x))\n  (true on))")[0]
+    copy = pickle.loads(pickle.dumps(placed))
+    assert (copy, copy.line, copy.column) == (placed, 8, 1)  # type: ignore[attr-defined]
+
+
+def test_literal_places_do_not_change_what_a_rule_equals() -> None:
+    one = parse_gdl("(<= (legal robot wait) (true on))")[0]
+    other = parse_gdl("(<= (legal robot wait)\n (true on))")[0]
+    assert one == other and hash(one) == hash(other)
+    assert one.places == ((1, 5), (1, 24)) and other.places == ((1, 5), (2, 2))

@@ -60,12 +60,16 @@ CASES = {
         lambda h, p: ["match", str(h / "empty.kif"), "random"], USAGE, "the rule file is empty"
     ),
     "binary rule file": Case(
-        lambda h, p: ["match", str(h / "binary.kif"), "random"], USAGE, "line 2, column 1"
+        lambda h, p: ["match", str(h / "binary.kif"), "random"], USAGE, "binary.kif:2:1: not a"
     ),
     "unbalanced rule file": Case(
-        lambda h, p: ["match", str(h / "unbalanced.kif"), "random"], USAGE, "line 2, column 1"
+        lambda h, p: ["match", str(h / "unbalanced.kif"), "random"], USAGE, "unbalanced.kif:2:1: "
     ),
-    "invalid GDL": Case(lambda h, p: ["match", str(h / "invalid.kif"), "random"], USAGE, "GDL"),
+    "invalid GDL": Case(
+        lambda h, p: ["match", str(h / "invalid.kif"), "random"],
+        USAGE,
+        "invalid.kif:2:1: invalid GDL: unsafe rule",
+    ),
     "missing rule file": Case(lambda h, p: ["match", str(h / "no.kif"), "random"], USAGE, "no.kif"),
     "ftp URL": Case(
         lambda h, p: ["match", "counting.kif", "ftp://127.0.0.1:21/", "random"], USAGE, "ftp://"
@@ -175,6 +179,12 @@ CASES = {
         lambda h, p: ["key", "--key-file", "garbage.pem"], USAGE, "garbage.pem"
     ),
     "unknown sub-command": Case(lambda h, p: ["launch"], USAGE, "launch"),
+    "lint of a binary file": Case(
+        lambda h, p: ["games", "lint", "binary.kif"], USAGE, "binary.kif:2:1: not a text file"
+    ),
+    "lint of an unknown game": Case(
+        lambda h, p: ["games", "lint", "nosuchgame"], USAGE, "nosuchgame"
+    ),
 }
 
 
@@ -222,3 +232,30 @@ def test_a_player_port_already_taken_is_one_line_and_status_2(tmp_path: Path) ->
     [line] = result.stderr.splitlines()
     assert line.startswith(f"ggp player: cannot listen on 127.0.0.1:{port}: ")
     assert "Traceback" not in result.stderr
+
+
+def test_games_lint_prints_every_problem_at_its_file_line_and_column(tmp_path: Path) -> None:
+    _files(tmp_path)
+    (tmp_path / "unsafe.kif").write_text(
+        "(role x)\n(init (c 1))\n(legal x go)\n(d 1)\n"
+        "(<= (next (c ?y))\n    (true (c ?x))\n    (not (d ?z)))\n"
+        "(<= terminal (true (c 2)))\n(goal x 100)\n"
+    )
+    result = ggp("games", "lint", "unsafe.kif", "invalid.kif", "unbalanced.kif", home=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines() == [
+        "unsafe.kif:5:1: error: unsafe rule: these variables appear in no positive literal of "
+        "the body: ?y in the head; ?z in (not (d ?z)), "
+        "in (<= (next (c ?y)) (true (c ?x)) (not (d ?z)))",
+        "unsafe.kif: refused (1 error(s))",
+        "invalid.kif:2:1: error: unsafe rule: these variables appear in no positive literal of "
+        "the body: ?y in the head, in (<= (legal x (go ?y)) (true (at ?z)))",
+        "invalid.kif: error: the game has no goal rule",
+        "invalid.kif: error: the game has no terminal rule",
+        "invalid.kif: refused (3 error(s))",
+        "unbalanced.kif:2:1: error: unbalanced '(': this parenthesis is never closed",
+        "unbalanced.kif: refused (1 error(s))",
+    ]
+    clean = ggp("games", "lint", "counting.kif", "--playouts", "2", home=tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    assert clean.stdout.splitlines()[-1] == "counting.kif: ok (0 error(s))"

@@ -235,6 +235,25 @@ async def test_the_step_limit_counts_playouts_and_is_the_same_under_cpu_load() -
     assert quiet == loaded == 400
 
 
+async def test_the_goals_of_a_recorded_state_wait_as_long_as_the_load_budget_allows() -> None:
+    # Reading a recorded state runs under the load budget in the worker; a starved
+    # worker (a busy machine, here one stopped for a while) is not given up on after
+    # the wall time of one step (10 x step_cpu + 10 s) while its budget still holds.
+    budget = RulesBudget(step_cpu=0.01, load_cpu=5.0)
+    pool = RulesPool()
+    try:
+        session = await RulesSession.open(DOUBLING, "interpreter", budget, pool=pool)
+        try:
+            os.kill(session.pid, signal.SIGSTOP)
+            asyncio.get_running_loop().call_later(10.5, os.kill, session.pid, signal.SIGCONT)
+            goals, _ = await session.goals_at("( ( f ( l z ) ) ( f ( r z ) ) )")
+        finally:
+            await session.close()
+    finally:
+        await pool.close()
+    assert goals == {"p": 70}
+
+
 async def test_rules_past_the_load_budget_end_the_match_before_start(tmp_path: Path) -> None:
     writer = LogWriter(tmp_path, durable=False)
     game = Game.from_text(_slow_counting(100, 12), engine="interpreter")

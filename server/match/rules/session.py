@@ -66,8 +66,13 @@ class RulesSession:
         lease = await pool.acquire(GameKey(rules_text, engine, budget), want_step_limit)
         return cls(lease, pool)
 
-    async def _call(self, request: tuple[object, ...], what: str) -> object:
-        return await self._lease.worker.call(request, self._budget.step_cpu, what)
+    async def _call(
+        self, request: tuple[object, ...], what: str, cpu: float | None = None
+    ) -> object:
+        """The worker's answer; ``cpu`` is the budget the worker applies to the request
+        (by default the step budget), from which the wall-clock backstop follows."""
+        budget = self._budget.step_cpu if cpu is None else cpu
+        return await self._lease.worker.call(request, budget, what)
 
     async def initial(self) -> Position:
         """The initial state."""
@@ -87,7 +92,9 @@ class RulesSession:
 
     async def goals_at(self, state_text: str) -> tuple[dict[str, int], str | None]:
         """The goals in a state printed as logs print it (see :meth:`goals`)."""
-        answer = await self._call(("goals_at", state_text), "for the goals")
+        # Reading a recorded state runs under the load budget in the worker (a state
+        # near the size cap takes seconds to parse); the backstop must wait as long.
+        answer = await self._call(("goals_at", state_text), "for the goals", self._budget.load_cpu)
         return answer  # type: ignore[return-value]
 
     async def goals(self, position: Position) -> tuple[dict[str, int], str | None]:
