@@ -361,6 +361,28 @@ class QueueRunner:
             if len(queued) < wanted:
                 return
 
+    async def start_queued(self, match: MatchRow, players: Sequence[PlayerRecord]) -> bool:
+        """Claim a match just queued and start it now if this runner has room for it and
+        for its players; false otherwise (the queue loop takes it in its turn)."""
+        names = [name for name in match.players if name]
+        seats = Counter(names)
+        limits = {player.name: player.max_matches for player in players}
+        if (
+            self._closing
+            or len(self._tasks) >= self.settings.concurrency
+            or any(name not in limits for name in seats)
+            or any(self._seats[name] + seats[name] > limits[name] for name in seats)
+        ):
+            return False
+        self._seats.update(names)  # held while claiming, so the queue loop sees them
+        if not await self.store.claim_match(match.id):
+            self._seats.subtract(names)
+            return False
+        self._tasks[match.id] = asyncio.create_task(
+            self._run(match, list(players)), name=f"match {match.id}"
+        )
+        return True
+
     async def _end_unstarted(self, match: MatchRow, reason: str, message: str) -> None:
         await self.store.end_match(
             match.id, status=MatchStatus.ABORTED, end_reason=reason, end_message=message
