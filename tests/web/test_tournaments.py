@@ -118,9 +118,12 @@ async def test_a_round_robin_runs_to_the_end_and_its_standings_match_its_matches
     ],
 )
 async def test_each_two_role_format_runs_to_the_end_through_the_service(
-    tmp_path: Path, fmt: str, more: dict[str, Any], expected_matches: int | None
+    tmp_path: Path,
+    database_url: str,
+    fmt: str,
+    more: dict[str, Any],
+    expected_matches: int | None,
 ) -> None:
-    database_url = f"sqlite:///{tmp_path / 'ggp.db'}"
     async with (
         local_players(["random", "legal", "random"], seed=3) as urls,
         running_service(tmp_path, database_url, concurrency=4) as (service, client),
@@ -145,8 +148,7 @@ async def test_each_two_role_format_runs_to_the_end_through_the_service(
         assert [line.model_dump(mode="json") for line in expected] == table
 
 
-async def test_a_ladder_runs_until_cancelled(tmp_path: Path) -> None:
-    database_url = f"sqlite:///{tmp_path / 'ggp.db'}"
+async def test_a_ladder_runs_until_cancelled(tmp_path: Path, database_url: str) -> None:
     async with (
         local_players(["random", "legal"], seed=3) as urls,
         running_service(tmp_path, database_url, concurrency=2) as (service, client),
@@ -239,11 +241,10 @@ async def test_spec_errors_name_the_field_and_actions_need_the_admin_token(
 
 @pytest.mark.parametrize("rule", ["forfeit", "pause"])
 async def test_a_player_that_cannot_join_is_handled_by_the_failure_rule(
-    tmp_path: Path, rule: str
+    tmp_path: Path, database_url: str, rule: str
 ) -> None:
     from .test_restart import free_port
 
-    database_url = f"sqlite:///{tmp_path / 'ggp.db'}"
     async with (
         local_players(["random", "legal"], seed=3) as urls,
         running_service(tmp_path, database_url, concurrency=2) as (service, client),
