@@ -18,9 +18,10 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from server.errors import InvalidInput
 from server.match import MatchConfig, new_match_id
@@ -151,8 +152,17 @@ FULL_PASS_EVERY = 10
 """While matches keep ending, the driver reads everything again only every this many
 poll intervals (for matches ended elsewhere); when none ended for one interval, at once."""
 
-StartNow = Callable[[MatchRow, Sequence[PlayerRecord]], Awaitable[bool]]
-"""Claims a match just queued and starts it at once if there is room; false otherwise."""
+
+class MatchStarter(Protocol):
+    """Starts matches at once (the service's runner)."""
+
+    def has_room(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
+        """Whether a match of these players could start now."""
+
+    async def start_queued(
+        self, match: MatchRow, players: Sequence[PlayerRecord], *, claimed: bool = False
+    ) -> bool:
+        """Start a match (claiming it unless `claimed`); false when there is no room."""
 
 
 @dataclass
@@ -175,7 +185,7 @@ class TournamentDriver:
     A full pass reads every running tournament from the database; in between, a match
     of a tournament that ends (:meth:`wake` with the match) only adds its result to
     what the driver holds in memory, and the next matches are queued in one write and
-    started at once (``start_now``), so a player that frees up plays again without
+    started at once by the runner (``starter``), so a player that frees up plays again without
     waiting for a pass or a poll of the queue.
     """
 
@@ -185,7 +195,7 @@ class TournamentDriver:
         *,
         poll_seconds: float = 2.0,
         on_queued: Callable[[], None] | None = None,
-        start_now: StartNow | None = None,
+        starter: MatchStarter | None = None,
         rating_seconds: float = 0.5,
     ) -> None:
         self.store = store
@@ -195,7 +205,7 @@ class TournamentDriver:
         self.rating_seconds = rating_seconds
         """Ratings are brought up to date at most this often while matches end."""
         self.on_queued = on_queued
-        self.start_now = start_now
+        self.starter = starter
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._rating_task: asyncio.Task[None] | None = None
@@ -479,27 +489,53 @@ class TournamentDriver:
         )
 
     async def _queue(self, live: _Live, planned: Sequence[PlannedMatch]) -> int:
-        """Queue the matches (in one write when it can), start them at once where there is
-        room, and hold them as active; returns how many are left for the runner's queue."""
+        """Queue the matches in one write, those the runner has room for as running, and
+        start these at once; hold them all as active. Returns how many are left queued."""
         requests = [self._request(live, p) for p in planned]
+        seated = [self._players(request.players) for _, request in requests]
+        starter = self.starter
+        claim = [
+            starter is not None
+            and players is not None
+            and starter.has_room(request.players, players)
+            for (_, request), players in zip(requests, seated, strict=True)
+        ]
         try:
-            rows = await self._queue_together(requests)
+            rows = await self._queue_together(requests, claim)
         except (Conflict, InvalidInput, NotFound):
-            rows = [row for row in [await self._queue_one(live, *r) for r in requests] if row]
+            claim = [False] * len(requests)
+            found = [await self._queue_one(live, *r) for r in requests]
+            rows = [row for row in found if row]
+            seated = [players for players, row in zip(seated, found, strict=True) if row]
         waiting = 0
-        for row in rows:
+        unstarted = []
+        for row, players, claimed in zip(rows, seated, claim, strict=True):
             live.active[row.id] = row
-            names = [name for name in row.players if name]
             if (
-                self.start_now is None
-                or any(name not in self._registered for name in names)
-                or not await self.start_now(row, [self._registered[name] for name in names])
+                starter is None
+                or players is None
+                or not await starter.start_queued(row, players, claimed=claimed)
             ):
                 waiting += 1
+                if claimed:
+                    unstarted.append(row.id)
+        if unstarted:  # the runner filled up meanwhile: back to the queue, as queued
+            await self.tournaments.unclaim(unstarted)
         return waiting
 
-    async def _queue_together(self, requests: Sequence[tuple[str, MatchRequest]]) -> list[MatchRow]:
-        """Queue matches of known players and games in one transaction."""
+    def _players(self, names: Sequence[str | None]) -> list[PlayerRecord] | None:
+        """The registered players of a match, or None when one is not known yet."""
+        seated = [name for name in names if name]
+        if any(name not in self._registered for name in seated):
+            return None
+        return [self._registered[name] for name in seated]
+
+    async def _queue_together(
+        self, requests: Sequence[tuple[str, MatchRequest]], claim: Sequence[bool]
+    ) -> list[MatchRow]:
+        """Queue matches of known players and games in one transaction, those to `claim`
+        as running."""
+        at = now_ms()
         versions = self._versions
         for _, request in requests:
             if any(name not in self._registered for name in request.players if name):
@@ -523,8 +559,9 @@ class TournamentDriver:
                     "tournament_id": request.tournament,
                     "schedule_key": request.schedule_key,
                     "requeued_from": None,
+                    **({"status": MatchStatus.RUNNING.value, "started_at": at} if claimed else {}),
                 }
-                for match_id, request in requests
+                for (match_id, request), claimed in zip(requests, claim, strict=True)
             ]
         )
 

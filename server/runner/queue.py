@@ -361,21 +361,29 @@ class QueueRunner:
             if len(queued) < wanted:
                 return
 
-    async def start_queued(self, match: MatchRow, players: Sequence[PlayerRecord]) -> bool:
-        """Claim a match just queued and start it now if this runner has room for it and
-        for its players; false otherwise (the queue loop takes it in its turn)."""
-        names = [name for name in match.players if name]
-        seats = Counter(names)
+    def has_room(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
+        """Whether this runner could start a match of these players now (its own room and
+        the players' ``max_matches``)."""
+        seats = Counter(name for name in seated if name)
         limits = {player.name: player.max_matches for player in players}
-        if (
-            self._closing
-            or len(self._tasks) >= self.settings.concurrency
-            or any(name not in limits for name in seats)
-            or any(self._seats[name] + seats[name] > limits[name] for name in seats)
-        ):
+        return (
+            not self._closing
+            and len(self._tasks) < self.settings.concurrency
+            and all(name in limits for name in seats)
+            and all(self._seats[name] + seats[name] <= limits[name] for name in seats)
+        )
+
+    async def start_queued(
+        self, match: MatchRow, players: Sequence[PlayerRecord], *, claimed: bool = False
+    ) -> bool:
+        """Claim a match just queued (unless the caller stored it as running already) and
+        start it now if this runner has room for it and for its players; false otherwise
+        (the queue loop takes a queued match in its turn)."""
+        if not self.has_room(match.players, players):
             return False
+        names = [name for name in match.players if name]
         self._seats.update(names)  # held while claiming, so the queue loop sees them
-        if not await self.store.claim_match(match.id):
+        if not claimed and not await self.store.claim_match(match.id):
             self._seats.subtract(names)
             return False
         self._tasks[match.id] = asyncio.create_task(

@@ -185,13 +185,15 @@ class TournamentStore:
         ``Store.queue_match`` (``id``, ``game_name``, ``game_version``, ``players``, clocks,
         ``policy``, ``config``, ``tournament_id``, ``schedule_key``).
 
-        All or none: :class:`Conflict` when an id or a schedule key is taken.
+        A mapping may give ``status`` ``running`` and ``started_at``: the match is claimed
+        as it is queued. All or none: :class:`Conflict` when an id or a schedule key is
+        taken.
         """
         if not queued:
             return []
         at = now_ms()
         rows = [
-            {**dict(values), "status": MatchStatus.QUEUED.value, "queued_at": at}
+            {"status": MatchStatus.QUEUED.value, "queued_at": at, **dict(values)}
             for values in queued
         ]
         seats = [
@@ -206,6 +208,15 @@ class TournamentStore:
         except IntegrityError as error:
             raise Conflict("a match id or schedule key is taken") from error
         return [MatchRow.model_validate({**_NOT_STARTED, **row}) for row in rows]
+
+    async def unclaim(self, ids: Sequence[str]) -> None:
+        """Put matches queued as running, that nobody started, back in the queue."""
+        async with self.store._writing() as connection:
+            await connection.execute(
+                update(matches)
+                .where(matches.c.id.in_(list(ids)), matches.c.status == MatchStatus.RUNNING.value)
+                .values(status=MatchStatus.QUEUED.value, started_at=None)
+            )
 
     async def ended_matches(self, ids: Sequence[str]) -> list[tuple[MatchRow, list[StepErrors]]]:
         """These matches, each with its steps' errors and response times (one read)."""
