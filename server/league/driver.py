@@ -156,13 +156,17 @@ poll intervals (for matches ended elsewhere); when none ended for one interval, 
 class MatchStarter(Protocol):
     """Starts matches at once (the service's runner)."""
 
-    def has_room(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
-        """Whether a match of these players could start now."""
+    def hold(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
+        """Keep room for a match about to be stored as running; false when there is none."""
+
+    def release(self, seated: Sequence[str | None]) -> None:
+        """Give back the room kept for a match that was not stored."""
 
     async def start_queued(
         self, match: MatchRow, players: Sequence[PlayerRecord], *, claimed: bool = False
     ) -> bool:
-        """Start a match (claiming it unless `claimed`); false when there is no room."""
+        """Start a match (held and stored as running, or claimed here); false when there
+        is no room."""
 
 
 @dataclass
@@ -489,26 +493,31 @@ class TournamentDriver:
         )
 
     async def _queue(self, live: _Live, planned: Sequence[PlannedMatch]) -> int:
-        """Queue the matches in one write, those the runner has room for as running, and
-        start these at once; hold them all as active. Returns how many are left queued."""
+        """Queue the matches in one write, the first the runner keeps room for as running,
+        and start them at once where there is room; hold them all as active. Returns how
+        many are left queued."""
         requests = [self._request(live, p) for p in planned]
         seated = [self._players(request.players) for _, request in requests]
         starter = self.starter
-        claim = [
-            starter is not None
-            and players is not None
-            and starter.has_room(request.players, players)
-            for (_, request), players in zip(requests, seated, strict=True)
-        ]
+        claim = [False] * len(requests)
+        if starter is not None:
+            for index, ((_, request), players) in enumerate(zip(requests, seated, strict=True)):
+                if players is not None and starter.hold(request.players, players):
+                    claim[index] = True
+                    break
         try:
             rows = await self._queue_together(requests, claim)
-        except (Conflict, InvalidInput, NotFound):
+        except BaseException as error:
+            for (_, request), held in zip(requests, claim, strict=True):
+                if held and starter is not None:
+                    starter.release(request.players)
+            if not isinstance(error, Conflict | InvalidInput | NotFound):
+                raise
             claim = [False] * len(requests)
             found = [await self._queue_one(live, *r) for r in requests]
             rows = [row for row in found if row]
             seated = [players for players, row in zip(seated, found, strict=True) if row]
         waiting = 0
-        unstarted = []
         for row, players, claimed in zip(rows, seated, claim, strict=True):
             live.active[row.id] = row
             if (
@@ -517,10 +526,6 @@ class TournamentDriver:
                 or not await starter.start_queued(row, players, claimed=claimed)
             ):
                 waiting += 1
-                if claimed:
-                    unstarted.append(row.id)
-        if unstarted:  # the runner filled up meanwhile: back to the queue, as queued
-            await self.tournaments.unclaim(unstarted)
         return waiting
 
     def _players(self, names: Sequence[str | None]) -> list[PlayerRecord] | None:

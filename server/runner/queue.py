@@ -176,6 +176,8 @@ class QueueRunner:
         self._loop_task: asyncio.Task[None] | None = None
         self._games = _GameCache()
         self._closing = False
+        self._held = 0
+        """Matches being claimed, or held by `hold` until they start."""
         self.on_match_end: list[Callable[[MatchRow], None]] = []
         """Called (synchronously) after each match this runner took has ended."""
 
@@ -334,8 +336,8 @@ class QueueRunner:
             if registered is None:
                 registered = {player.name: player for player in await self.store.list_players()}
             for match in queued:
-                if free <= 0 or self._closing:
-                    break
+                if free <= 0 or self._closing or self._taken >= self.settings.concurrency:
+                    break  # (matches held or started meanwhile by `hold` count too)
                 considered += 1
                 names = [name for name in match.players if name]
                 missing = [name for name in names if name not in registered]
@@ -351,7 +353,12 @@ class QueueRunner:
                 ):
                     skipped += 1
                     continue  # a player is busy in another match: it waits its turn
-                if not await self.store.claim_match(match.id):
+                self._held += 1  # counted while claiming, so `has_room` sees it
+                try:
+                    claimed = await self.store.claim_match(match.id)
+                finally:
+                    self._held -= 1
+                if not claimed:
                     continue
                 self._seats.update(names)
                 free -= 1
@@ -361,6 +368,10 @@ class QueueRunner:
             if len(queued) < wanted:
                 return
 
+    @property
+    def _taken(self) -> int:
+        return len(self._tasks) + self._held
+
     def has_room(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
         """Whether this runner could start a match of these players now (its own room and
         the players' ``max_matches``)."""
@@ -368,24 +379,46 @@ class QueueRunner:
         limits = {player.name: player.max_matches for player in players}
         return (
             not self._closing
-            and len(self._tasks) < self.settings.concurrency
+            and self._taken < self.settings.concurrency
             and all(name in limits for name in seats)
             and all(self._seats[name] + seats[name] <= limits[name] for name in seats)
         )
 
+    def hold(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
+        """Keep room for a match about to be stored as running (then `start_queued` it
+        with ``claimed``, or `release` the room); false when there is none."""
+        if not self.has_room(seated, players):
+            return False
+        self._held += 1
+        self._seats.update(name for name in seated if name)
+        return True
+
+    def release(self, seated: Sequence[str | None]) -> None:
+        """Give back the room `hold` kept, for a match that was not stored."""
+        self._held -= 1
+        self._seats.subtract(name for name in seated if name)
+
     async def start_queued(
         self, match: MatchRow, players: Sequence[PlayerRecord], *, claimed: bool = False
     ) -> bool:
-        """Claim a match just queued (unless the caller stored it as running already) and
-        start it now if this runner has room for it and for its players; false otherwise
-        (the queue loop takes a queued match in its turn)."""
-        if not self.has_room(match.players, players):
-            return False
+        """Start a match now: one `hold` kept room for and stored as running (``claimed``),
+        or one just queued, claimed here if there is room for it and its players; false
+        otherwise (the queue loop takes a queued match in its turn)."""
         names = [name for name in match.players if name]
-        self._seats.update(names)  # held while claiming, so the queue loop sees them
-        if not claimed and not await self.store.claim_match(match.id):
-            self._seats.subtract(names)
-            return False
+        if claimed:
+            self._held -= 1
+        else:
+            if not self.has_room(match.players, players):
+                return False
+            self._seats.update(names)
+            self._held += 1
+            try:
+                started = await self.store.claim_match(match.id)
+            finally:
+                self._held -= 1
+            if not started:
+                self._seats.subtract(names)
+                return False
         self._tasks[match.id] = asyncio.create_task(
             self._run(match, list(players)), name=f"match {match.id}"
         )

@@ -193,7 +193,7 @@ class TournamentStore:
             return []
         at = now_ms()
         rows = [
-            {"status": MatchStatus.QUEUED.value, "queued_at": at, **dict(values)}
+            {"status": MatchStatus.QUEUED.value, "queued_at": at, "started_at": None, **values}
             for values in queued
         ]
         seats = [
@@ -208,15 +208,6 @@ class TournamentStore:
         except IntegrityError as error:
             raise Conflict("a match id or schedule key is taken") from error
         return [MatchRow.model_validate({**_NOT_STARTED, **row}) for row in rows]
-
-    async def unclaim(self, ids: Sequence[str]) -> None:
-        """Put matches queued as running, that nobody started, back in the queue."""
-        async with self.store._writing() as connection:
-            await connection.execute(
-                update(matches)
-                .where(matches.c.id.in_(list(ids)), matches.c.status == MatchStatus.RUNNING.value)
-                .values(status=MatchStatus.QUEUED.value, started_at=None)
-            )
 
     async def ended_matches(self, ids: Sequence[str]) -> list[tuple[MatchRow, list[StepErrors]]]:
         """These matches, each with its steps' errors and response times (one read)."""
