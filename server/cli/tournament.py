@@ -24,8 +24,15 @@ COLUMNS = (
     "losses",
     "byes",
     "forfeits",
+    "TO",
+    "CE",
+    "IL",
     "status",
 )
+"""The standings' columns in a table or CSV; TO, CE and IL count the player's errors by
+kind (timeouts, connection errors, illegal moves)."""
+
+ERROR_KINDS = ("TO", "CE", "IL")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -120,7 +127,7 @@ def standings_text(table: list[dict[str, Any]], fmt: str) -> str:
     """The standings as a table, CSV or JSON."""
     if fmt == "json":
         return json.dumps(table, indent=2)
-    rows = [[_cell(line.get(column)) for column in COLUMNS] for line in table]
+    rows = [[_cell(_value(line, column)) for column in COLUMNS] for line in table]
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -132,6 +139,12 @@ def standings_text(table: list[dict[str, Any]], fmt: str) -> str:
     return "\n".join(
         "  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip() for line in lines
     )
+
+
+def _value(line: dict[str, Any], column: str) -> Any:
+    if column in ERROR_KINDS:
+        return (line.get("errors") or {}).get(column, 0)
+    return line.get(column)
 
 
 def _cell(value: Any) -> str:

@@ -8,6 +8,7 @@ ratings always equal a recomputation from the archive.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from server.store import MatchRow, RatingHistoryRow, RatingRow, TournamentStore
@@ -105,9 +106,17 @@ class RatingKeeper:
 
     def __init__(self, store: TournamentStore) -> None:
         self.store = store
+        self._lock = asyncio.Lock()
 
     async def catch_up(self) -> int:
-        """Rate the finished matches not taken in yet; returns how many were taken in."""
+        """Rate the finished matches not taken in yet; returns how many were taken in.
+
+        One catch-up at a time: two at once would take the same matches in twice.
+        """
+        async with self._lock:
+            return await self._catch_up()
+
+    async def _catch_up(self) -> int:
         new = await self.store.unrated_matches()
         if not new:
             return 0

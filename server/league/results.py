@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Protocol
 
-from server.store import MatchRow, MatchStatus, StepRow
+from server.store import MatchRow, MatchStatus
 from server.tournament import ErrorCode, MatchResult
 
 _CODES: tuple[ErrorCode, ...] = ("TO", "CE", "IL")
+
+
+class StepLike(Protocol):
+    """What a result reads of a stored step (a `StepRow`, or only these two columns)."""
+
+    @property
+    def errors(self) -> list[str]: ...
+
+    @property
+    def response_times(self) -> list[int | None]: ...
 
 
 def is_server_abort(match: MatchRow) -> bool:
@@ -21,7 +32,7 @@ def _time(ms: int | None) -> datetime | None:
 
 
 def match_result(
-    match: MatchRow, steps: Sequence[StepRow], roles: Sequence[str], key: str | None = None
+    match: MatchRow, steps: Sequence[StepLike], roles: Sequence[str], key: str | None = None
 ) -> MatchResult:
     """The result of an ended match: goals, errors per role by kind, response times."""
     players = [name or "" for name in match.players]

@@ -189,6 +189,8 @@ class QueueRunner:
         self._loop_task: asyncio.Task[None] | None = None
         self._games = _GameCache()
         self._closing = False
+        self._held = 0
+        """Matches being claimed, or held by `hold` until they start."""
         self.on_match_end: list[Callable[[MatchRow], None]] = []
         """Called (synchronously) after each match this runner took has ended."""
 
@@ -327,7 +329,7 @@ class QueueRunner:
             await asyncio.sleep(TAKE_INTERVAL)  # many wake-ups in a burst make one pass
 
     async def _take_some(self) -> None:
-        free = self.settings.concurrency - len(self._tasks)
+        free = self.settings.concurrency - self._taken
         if free <= 0:
             return
         # The oldest max(50, 4 * free) queued matches are considered, read a page at a
@@ -348,8 +350,8 @@ class QueueRunner:
                 registered = {player.name: player for player in await self.store.list_players()}
             chosen: list[tuple[MatchRow, list[PlayerRecord], list[str]]] = []
             for match in queued:
-                if free <= 0 or self._closing:
-                    break
+                if free <= 0 or self._closing or self._taken >= self.settings.concurrency:
+                    break  # (matches held or started meanwhile by `hold` count too)
                 considered += 1
                 names = [name for name in match.players if name]
                 missing = [name for name in names if name not in registered]
@@ -365,10 +367,14 @@ class QueueRunner:
                     skipped += 1
                     continue  # a player is busy in another match: it waits its turn
                 self._seats.update(names)  # held while the claim is written
+                self._held += 1  # counted while claiming, so `has_room` sees it
                 free -= 1
                 chosen.append((match, [registered[name] for name in names], names))
             # the page's matches are claimed in one transaction
-            claimed = set(await self._claim([match.id for match, _, _ in chosen]))
+            try:
+                claimed = set(await self._claim([match.id for match, _, _ in chosen]))
+            finally:
+                self._held -= len(chosen)
             for match, players, names in chosen:
                 if match.id not in claimed:
                     self._seats.subtract(names)  # taken by another runner meanwhile
@@ -389,6 +395,62 @@ class QueueRunner:
             # seats taken for the claim are given back by the caller
             log.exception("claiming %d matches failed", len(match_ids))
             return []
+
+    @property
+    def _taken(self) -> int:
+        return len(self._tasks) + self._held
+
+    def has_room(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
+        """Whether this runner could start a match of these players now (its own room and
+        the players' ``max_matches``)."""
+        seats = Counter(name for name in seated if name)
+        limits = {player.name: player.max_matches for player in players}
+        return (
+            not self._closing
+            and self._taken < self.settings.concurrency
+            and all(name in limits for name in seats)
+            and all(self._seats[name] + seats[name] <= limits[name] for name in seats)
+        )
+
+    def hold(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
+        """Keep room for a match about to be stored as running (then `start_queued` it
+        with ``claimed``, or `release` the room); false when there is none."""
+        if not self.has_room(seated, players):
+            return False
+        self._held += 1
+        self._seats.update(name for name in seated if name)
+        return True
+
+    def release(self, seated: Sequence[str | None]) -> None:
+        """Give back the room `hold` kept, for a match that was not stored."""
+        self._held -= 1
+        self._seats.subtract(name for name in seated if name)
+
+    async def start_queued(
+        self, match: MatchRow, players: Sequence[PlayerRecord], *, claimed: bool = False
+    ) -> bool:
+        """Start a match now: one `hold` kept room for and stored as running (``claimed``),
+        or one just queued, claimed here if there is room for it and its players; false
+        otherwise (the queue loop takes a queued match in its turn)."""
+        names = [name for name in match.players if name]
+        if claimed:
+            self._held -= 1
+        else:
+            if not self.has_room(match.players, players):
+                return False
+            self._seats.update(names)
+            self._held += 1
+            try:
+                started = await self.store.claim_match(match.id)
+            finally:
+                self._held -= 1
+            if not started:
+                self._seats.subtract(names)
+                return False
+        self._tasks[match.id] = asyncio.create_task(
+            self._run(match, list(players)), name=f"match {match.id}"
+        )
+        return True
 
     async def _end_unstarted(self, match: MatchRow, reason: str, message: str) -> None:
         await self.store.end_match(

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from .errors import Conflict, NotFound
 from .records import MatchRow, MatchStatus
 from .store import Store, now_ms
-from .tables import matches
+from .tables import match_players, match_steps, matches
 from .tournament_tables import (
     rated_matches,
     rating_history,
@@ -72,6 +72,25 @@ class RatingHistoryRow(BaseModel):
     finished_at: int | None
     mu: float
     sigma: float
+
+
+_NOT_STARTED: dict[str, Any] = {
+    "started_at": None,
+    "finished_at": None,
+    "end_reason": None,
+    "end_message": None,
+    "goals": None,
+    "requeued_from": None,
+}
+
+
+class StepErrors(BaseModel):
+    """What a tournament reads of one step: each role's error code and response time."""
+
+    model_config = ConfigDict(frozen=True)
+
+    errors: list[str]
+    response_times: list[int | None]
 
 
 class TournamentStore:
@@ -152,6 +171,62 @@ class TournamentStore:
         async with self.store._reading() as connection:
             rows = await connection.execute(query)
             return [MatchRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def matches_by_id(self, ids: Sequence[str]) -> list[MatchRow]:
+        """These matches (those that exist), in one query."""
+        if not ids:
+            return []
+        async with self.store._reading() as connection:
+            rows = await connection.execute(select(matches).where(matches.c.id.in_(list(ids))))
+            return [MatchRow.model_validate(dict(row._mapping)) for row in rows]
+
+    async def queue_matches(self, queued: Sequence[Mapping[str, Any]]) -> list[MatchRow]:
+        """Queue several matches in one transaction; each mapping gives the columns of
+        ``Store.queue_match`` (``id``, ``game_name``, ``game_version``, ``players``, clocks,
+        ``policy``, ``config``, ``tournament_id``, ``schedule_key``).
+
+        A mapping may give ``status`` ``running`` and ``started_at``: the match is claimed
+        as it is queued. All or none: :class:`Conflict` when an id or a schedule key is
+        taken.
+        """
+        if not queued:
+            return []
+        at = now_ms()
+        rows = [
+            {"status": MatchStatus.QUEUED.value, "queued_at": at, "started_at": None, **values}
+            for values in queued
+        ]
+        seats = [
+            {"match_id": values["id"], "seat": seat, "player": player}
+            for values in queued
+            for seat, player in enumerate(values["players"])
+        ]
+        try:
+            async with self.store._writing() as connection:
+                await connection.execute(insert(matches), rows)
+                await connection.execute(insert(match_players), seats)
+        except IntegrityError as error:
+            raise Conflict("a match id or schedule key is taken") from error
+        return [MatchRow.model_validate({**_NOT_STARTED, **row}) for row in rows]
+
+    async def ended_matches(self, ids: Sequence[str]) -> list[tuple[MatchRow, list[StepErrors]]]:
+        """These matches, each with its steps' errors and response times (one read)."""
+        if not ids:
+            return []
+        async with self.store._reading() as connection:
+            rows = await connection.execute(select(matches).where(matches.c.id.in_(list(ids))))
+            found = [MatchRow.model_validate(dict(row._mapping)) for row in rows]
+            steps = await connection.execute(
+                select(match_steps.c.match_id, match_steps.c.errors, match_steps.c.response_times)
+                .where(match_steps.c.match_id.in_([m.id for m in found]))
+                .order_by(match_steps.c.match_id, match_steps.c.step)
+            )
+            by_match: dict[str, list[StepErrors]] = {m.id: [] for m in found}
+            for step in steps:
+                by_match[step.match_id].append(
+                    StepErrors(errors=list(step.errors), response_times=list(step.response_times))
+                )
+        return [(match, by_match[match.id]) for match in found]
 
     # -- awards ------------------------------------------------------------------------
 

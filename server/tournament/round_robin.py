@@ -7,6 +7,7 @@ opponents. Any number of roles is supported.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations, permutations
 
 from .planned import PlannedMatch, match_key
@@ -18,8 +19,19 @@ def round_robin_schedule(spec: TournamentSpec, roles: int) -> list[PlannedMatch]
 
     Seatings are listed subset by subset (in the spec's player order), each seating
     `matches_per_seating` times in a row, then packed greedily: a round takes, in list
-    order, every seating that shares no player with those it already holds.
+    order, every seating that shares no player with those it already holds. The
+    schedule is computed once per spec and number of roles (the scheduler asks for it
+    on every call).
     """
+    return list(_cached_schedule(spec.model_dump_json(), roles))
+
+
+@lru_cache(maxsize=64)
+def _cached_schedule(spec_json: str, roles: int) -> tuple[PlannedMatch, ...]:
+    return tuple(_schedule(TournamentSpec.model_validate_json(spec_json), roles))
+
+
+def _schedule(spec: TournamentSpec, roles: int) -> list[PlannedMatch]:
     remaining = [
         (seating, repeat)
         for subset in combinations(range(len(spec.players)), roles)

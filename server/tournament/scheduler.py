@@ -155,23 +155,35 @@ def _free_slots(
 def _dispatch(
     pending: list[PlannedMatch], free: Mapping[str, int], limit: int
 ) -> list[PlannedMatch]:
-    """Round by round, the matches whose players all have room.
+    """The matches whose players all have room now, the busiest players' first.
 
-    A round is entered only when every match of the rounds before it is queued.
+    Every pending match is a candidate whatever its round: a format lists a match only
+    once it can be played (Swiss pairs a round when the last one is over, a bracket
+    lists a series once both sides are known), so a free player never waits for a slow
+    match elsewhere. Matches are taken greedily, first those whose players have the
+    most matches left (so that nobody is left with a tail of matches at the end), then
+    earlier rounds, then in schedule order.
     """
+    if limit <= 0:
+        return []
     room = Counter(free)
+    ready = [
+        (index, match)
+        for index, match in enumerate(pending)
+        if all(room[p] > 0 for p in match.players)
+    ]
+    if not ready:
+        return []
+    left = Counter(p for m in pending for p in m.players)
+    ready.sort(key=lambda item: (-sum(left[p] for p in item[1].players), item[1].round, item[0]))
     chosen: list[PlannedMatch] = []
-    for round_ in sorted({m.round for m in pending}):
-        waiting = False
-        for match in (m for m in pending if m.round == round_):
-            need = Counter(match.players)
-            if len(chosen) < limit and all(room[p] >= n for p, n in need.items()):
-                chosen.append(match)
-                room.subtract(need)
-            else:
-                waiting = True
-        if waiting:
-            break
+    for _, match in ready:
+        need = Counter(match.players)
+        if all(room[p] >= n for p, n in need.items()):
+            chosen.append(match)
+            room.subtract(need)
+            if len(chosen) >= limit:
+                break
     return chosen
 
 

@@ -314,6 +314,8 @@ class Api:
                 raise Forbidden("only the administrator or an owner of a player may abort")
         match = await self.service.runner.abort(match_id)
         await self.store.add_audit(actor.name, "match.abort", match_id)
+        if match.tournament_id is not None and self.service.tournaments is not None:
+            self.service.tournaments.wake()  # a queued match aborted: its tournament replays it
         return answer(models.match_answer(match))
 
     # -- service -----------------------------------------------------------------------

@@ -137,6 +137,7 @@ class Service:
                 self.store,
                 poll_seconds=max(settings.poll_seconds, 0.5),
                 on_queued=self._runner.wake,
+                starter=self._runner,
             )
             self._runner.on_match_end.append(self.tournaments.wake)
             await self.tournaments.start()

@@ -102,6 +102,29 @@ def test_a_busy_player_waits_and_capacity_lets_it_play_twice() -> None:
     assert [m.key for m in third] == ["3/0/0/0-2", "3/1/0/1-3"]
 
 
+def test_free_players_start_a_later_round_at_once_without_waiting_for_a_slow_match() -> None:
+    cup = spec("round_robin", "abcdef")
+    first = next_matches(cup, 2, []).matches
+    assert [m.key for m in first] == ["1/0/0/0-1", "1/1/0/2-3", "1/2/0/4-5"]
+    slow = first[2]
+    done = [result(m, m.players, [100, 0]) for m in first[:2]]
+    second = next_matches(cup, 2, done, [slow]).matches
+    assert [m.key for m in second] == ["2/0/0/1-0", "2/1/0/3-2"]
+    done += [result(m, m.players, [0, 100]) for m in second]
+    # e and f still play their first match, yet a, b, c and d go on with round 3
+    third = next_matches(cup, 2, done, [slow]).matches
+    assert len(third) == 2 and not {"e", "f"} & {p for m in third for p in m.players}
+    assert {m.round for m in third} == {3}
+
+
+def test_the_players_with_the_most_matches_left_are_served_first() -> None:
+    cup = spec("round_robin", "abc")
+    played = [result("1/0/0/0-1", ["a", "b"], [100, 0]), result("2/0/0/1-0", ["b", "a"], [0, 100])]
+    # a and b met twice already; c has four matches left, so it plays now
+    chosen = next_matches(cup, 2, played).matches
+    assert len(chosen) == 1 and "c" in chosen[0].players
+
+
 def test_max_concurrent_caps_the_matches_running_at_once() -> None:
     cup = spec("round_robin", "abcdef", max_concurrent=2)
     first = next_matches(cup, 2, []).matches
@@ -123,7 +146,8 @@ def test_the_pause_rule_stops_scheduling_with_the_reason_until_cleared() -> None
     )
     assert standings(cup, [failed])[1].status == "failed"
     cleared = {"b": PlayerStatus(cleared=True)}
-    assert [m.key for m in next_matches(cup, 2, [failed], [], cleared).matches] == ["2/0/0/1-0"]
+    # once cleared, play goes on: c, with the most matches left, plays first
+    assert [m.key for m in next_matches(cup, 2, [failed], [], cleared).matches] == ["3/0/0/0-2"]
     unreachable = {"c": PlayerStatus(failed="unreachable")}
     paused = next_matches(cup, 2, [], [], unreachable).paused
     assert paused is not None and paused.reason == "unreachable"

@@ -89,6 +89,10 @@ async def test_create_watch_standings_and_recompute_ratings(tmp_path: Path) -> N
         assert [(r["player"], float(r["points"])) for r in rows] == [
             (line["player"], line["points"]) for line in api
         ]
+        # errors by kind, one column each
+        assert [{k: int(r[k]) for k in ("TO", "CE", "IL")} for r in rows] == [
+            line["errors"] for line in api
+        ]
         code, out, _ = await ggp(
             "tournament", "standings", tournament_id, "--server", server, "--format", "json"
         )

@@ -118,9 +118,12 @@ async def test_a_round_robin_runs_to_the_end_and_its_standings_match_its_matches
     ],
 )
 async def test_each_two_role_format_runs_to_the_end_through_the_service(
-    tmp_path: Path, fmt: str, more: dict[str, Any], expected_matches: int | None
+    tmp_path: Path,
+    database_url: str,
+    fmt: str,
+    more: dict[str, Any],
+    expected_matches: int | None,
 ) -> None:
-    database_url = f"sqlite:///{tmp_path / 'ggp.db'}"
     async with (
         local_players(["random", "legal", "random"], seed=3) as urls,
         running_service(tmp_path, database_url, concurrency=4) as (service, client),
@@ -145,8 +148,7 @@ async def test_each_two_role_format_runs_to_the_end_through_the_service(
         assert [line.model_dump(mode="json") for line in expected] == table
 
 
-async def test_a_ladder_runs_until_cancelled(tmp_path: Path) -> None:
-    database_url = f"sqlite:///{tmp_path / 'ggp.db'}"
+async def test_a_ladder_runs_until_cancelled(tmp_path: Path, database_url: str) -> None:
     async with (
         local_players(["random", "legal"], seed=3) as urls,
         running_service(tmp_path, database_url, concurrency=2) as (service, client),
@@ -239,11 +241,10 @@ async def test_spec_errors_name_the_field_and_actions_need_the_admin_token(
 
 @pytest.mark.parametrize("rule", ["forfeit", "pause"])
 async def test_a_player_that_cannot_join_is_handled_by_the_failure_rule(
-    tmp_path: Path, rule: str
+    tmp_path: Path, database_url: str, rule: str
 ) -> None:
     from .test_restart import free_port
 
-    database_url = f"sqlite:///{tmp_path / 'ggp.db'}"
     async with (
         local_players(["random", "legal"], seed=3) as urls,
         running_service(tmp_path, database_url, concurrency=2) as (service, client),
@@ -309,3 +310,77 @@ async def test_a_player_that_cannot_join_is_handled_by_the_failure_rule(
         # a and b played both their matches against each other
         played = [m for m in matches if m["status"] == "finished"]
         assert len(played) == 2 and all("ghost" not in m["players"] for m in played)
+
+
+PICK_THREE = """
+(role red) (role green) (role blue)
+(num 1) (num 2) (num 3)
+(init (step 0))
+(<= (legal ?r (pick ?n)) (role ?r) (true (step 0)) (num ?n))
+(<= (next (picked ?r ?n)) (does ?r (pick ?n)))
+(<= (next (step 1)) (true (step 0)))
+(<= terminal (true (step 1)))
+(<= (goal ?r 100) (true (picked ?r 3)))
+(<= (goal ?r 50) (true (picked ?r 2)))
+(<= (goal ?r 0) (true (picked ?r 1)))
+"""
+"""Three roles pick a number at once; the goal is the number picked."""
+
+
+async def test_a_three_role_game_in_a_round_robin_and_a_ladder(
+    tmp_path: Path, database_url: str
+) -> None:
+    async with (
+        local_players(["random"] * 4, seed=6) as urls,
+        running_service(tmp_path, database_url, concurrency=4) as (service, client),
+    ):
+        names = ["a", "b", "c", "d"]
+        await register(client, dict(zip(names, urls, strict=True)))
+        response = await client.post(
+            "/api/games", json={"name": "pick_three", "rules": PICK_THREE}, headers=ADMIN_HEADERS
+        )
+        assert response.status == 201, await response.text()
+        # formats made for one-on-one play refuse the game, naming the field
+        for fmt, more in (("swiss", {"rounds": 2}), ("single_elimination", {})):
+            body = {**spec(fmt, names, **more), "game": "pick_three"}
+            response = await client.post("/api/tournaments", json=body, headers=ADMIN_HEADERS)
+            assert response.status == 400 and (await response.json())["error"]["field"] == "format"
+        body = {**spec("round_robin", names), "game": "pick_three"}
+        tournament_id = await run_to_end(client, body)
+        matches = await (await client.get(f"/api/tournaments/{tournament_id}/matches")).json()
+        # 4 trios x 6 seatings, each once, each with its three players in role order
+        assert len(matches) == 24 and {m["status"] for m in matches} == {"finished"}
+        assert len({tuple(m["players"]) for m in matches}) == 24
+        table = await (await client.get(f"/api/tournaments/{tournament_id}/standings")).json()
+        # 1 against each opponent beaten, 0.5 each tie, averaged over the two opponents
+        points = dict.fromkeys(names, 0.0)
+        for match in matches:
+            for name, goal in zip(match["players"], match["goals"], strict=True):
+                others = [
+                    g for n, g in zip(match["players"], match["goals"], strict=True) if n != name
+                ]
+                points[name] += sum(1 if goal > g else 0.5 if goal == g else 0 for g in others) / 2
+        assert {line["player"]: line["points"] for line in table} == pytest.approx(points)
+        assert all(line["played"] == 18 for line in table)
+        assert all(line["errors"] == {"TO": 0, "CE": 0, "IL": 0} for line in table)
+
+        ladder = {**spec("ladder", names), "game": "pick_three", "name": "pick ladder"}
+        response = await client.post("/api/tournaments", json=ladder, headers=ADMIN_HEADERS)
+        assert response.status == 201, await response.text()
+        ladder_id = (await response.json())["id"]
+        path = f"/api/tournaments/{ladder_id}"
+        async with asyncio.timeout(120):
+            while True:
+                played = [
+                    m
+                    for m in await (await client.get(f"{path}/matches")).json()
+                    if m["status"] == "finished"
+                ]
+                if len(played) >= 4:
+                    break
+                await asyncio.sleep(0.3)
+        response = await client.post(f"{path}/cancel", headers=ADMIN_HEADERS)
+        assert response.status == 200, await response.text()
+        assert all(len(set(m["players"])) == 3 for m in played)
+        table = await (await client.get(f"{path}/standings")).json()
+        assert sum(line["played"] for line in table) >= 12
