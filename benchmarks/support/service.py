@@ -51,6 +51,7 @@ async def served_service(
             concurrency=concurrency,
             poll_seconds=poll_seconds,
             ping_seconds=3600,
+            check_players=False,  # the checker's matches would hold the players' seats
         )
     )
     await service.start()

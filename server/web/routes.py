@@ -111,7 +111,16 @@ class Api:
     # -- players -----------------------------------------------------------------------
 
     async def list_players(self, request: web.Request) -> web.Response:
-        return answer(await self.store.list_players())
+        from .bot_routes import check_fields
+
+        players = await self.store.list_players()
+        checks = await check_fields(self, [player.name for player in players])
+        return answer(
+            [
+                models.PlayerAnswer(**player.model_dump(), **checks[player.name])
+                for player in players
+            ]
+        )
 
     async def create_player(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)
@@ -155,8 +164,14 @@ class Api:
             player.name,
             {"url": body.url, "connection": body.connection},
         )
+        from .bot_routes import check_fields, check_new_player
+
+        await check_new_player(self, player, "registered")
+        checks = await check_fields(self, [player.name])
         return answer(
-            models.PlayerAnswer(**player.model_dump(), owner_token=owner_token, token=token),
+            models.PlayerAnswer(
+                **player.model_dump(), owner_token=owner_token, token=token, **checks[player.name]
+            ),
             status=201,
         )
 
@@ -164,7 +179,10 @@ class Api:
         name = request.match_info["name"]
         player = await self.store.get_player(name)
         pings = await self.store.ping_history(name)
-        return answer(models.PlayerDetail(**player.model_dump(), pings=pings))
+        from .bot_routes import check_fields
+
+        checks = await check_fields(self, [name])
+        return answer(models.PlayerDetail(**player.model_dump(), pings=pings, **checks[name]))
 
     async def update_player(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)
@@ -178,9 +196,16 @@ class Api:
         changes = body.model_dump(exclude_unset=True)
         if changes.get("suspended") is True and not changes.get("suspended_reason"):
             changes["suspended_reason"] = f"suspended by {actor.name}"
+        from .bot_routes import change_connection, check_fields, check_new_player
+
+        audit = dict(changes)
+        player, token, moved = await change_connection(self, player, changes)
         player = await self.store.update_player(name, changes)
-        await self.store.add_audit(actor.name, "player.update", name, changes)
-        return answer(player)
+        await self.store.add_audit(actor.name, "player.update", name, audit)
+        if moved:
+            await check_new_player(self, player, "url changed")
+        checks = await check_fields(self, [name])
+        return answer(models.PlayerAnswer(**player.model_dump(), token=token, **checks[name]))
 
     async def delete_player(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)

@@ -17,6 +17,7 @@ from server.gdl import Game
 from server.records import MatchRecord
 from server.runner import MatchRequest, queue_match
 from server.store import MatchStatus
+from server.store.player_checks import list_checks
 
 from .frames import Drawings, draw, step_frame
 from .human import Seat, Seats
@@ -103,6 +104,7 @@ class Site:
             table=table,
             errors=errors[:50],
             matches=matches[:PAGE_SIZE],
+            checks=await list_checks(self.store, name, limit=10),
         )
 
     async def game_page(self, request: web.Request) -> web.Response:
