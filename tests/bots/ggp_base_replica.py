@@ -90,12 +90,11 @@ class RandomGamer:
         if isinstance(message, Play):
             try:
                 if message.moves is not None:
-                    moves = [match.game.parse_term(render_move(move)) for move in message.moves]
-                    match.state = match.game.next_state(match.state, moves)
+                    match.state = match.game.next_state(match.state, list(message.moves))
                 if match.role not in match.game.roles:
                     return "nil"
                 legal = match.game.legal_moves(match.state, match.role)
-                return str(self.rng.choice(legal))
+                return render_move(self.rng.choice(legal))  # ( mark 1 2 ), as GDL prints it
             except Exception:
                 return "nil"  # GGP-Base answers nil when move selection throws
         if isinstance(message, Stop):
