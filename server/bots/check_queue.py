@@ -90,7 +90,8 @@ class PlayerChecks:
         self.settings = settings or CheckSettings()
         self.seats = seats
         self._limit = asyncio.Semaphore(self.settings.concurrency)
-        self._running: dict[str, tuple[int, asyncio.Task[None]]] = {}
+        self._running: dict[str, tuple[asyncio.Future[int], asyncio.Task[None]]] = {}
+        """The check of each player in flight: its id once queued, and its task."""
 
     async def recover(self) -> int:
         """Mark checks a stop left unfinished as interrupted; how many."""
@@ -110,25 +111,16 @@ class PlayerChecks:
         return name in self._running
 
     async def request(self, name: str, trigger: str) -> CheckRow:
-        """Queue a check of ``name`` (unless one is queued or running: that one is answered)."""
-        if name in self._running:
-            return await get_check(self.store, self._running[name][0])
-        player = await self.store.get_player(name)
-        row = await add_check(
-            self.store,
-            name,
-            trigger=trigger,
-            target=target_of(player),
-            start_clock=self.settings.start_clock,
-            play_clock=self.settings.play_clock,
-        )
-        if name in self._running:  # asked twice at once: keep the first
-            await finish_check(self.store, row.id, passed=False, items=[], error="superseded")
-            return await get_check(self.store, self._running[name][0])
-        task = asyncio.create_task(self._run(row.id, name), name=f"check {name}")
-        self._running[name] = (row.id, task)
-        task.add_done_callback(lambda _: self._running.pop(name, None))
-        return row
+        """Queue a check of ``name`` (unless one is queued or running: that one is answered).
+
+        Raises :class:`~server.store.NotFound` for an unknown player."""
+        running = self._running.get(name)
+        if running is None:
+            queued: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            task = asyncio.create_task(self._run(queued, name, trigger), name=f"check {name}")
+            running = self._running[name] = (queued, task)
+            task.add_done_callback(lambda _: self._running.pop(name, None))
+        return await get_check(self.store, await asyncio.shield(running[0]))
 
     async def request_if_new_connection(self, name: str) -> CheckRow | None:
         """An outbound bot connected: check it unless it was checked over its socket already."""
@@ -143,7 +135,26 @@ class PlayerChecks:
         if running is not None:
             await asyncio.gather(running[1], return_exceptions=True)
 
-    async def _run(self, check_id: int, name: str) -> None:
+    async def _run(self, queued: asyncio.Future[int], name: str, trigger: str) -> None:
+        try:
+            player = await self.store.get_player(name)
+            row = await add_check(
+                self.store,
+                name,
+                trigger=trigger,
+                target=target_of(player),
+                start_clock=self.settings.start_clock,
+                play_clock=self.settings.play_clock,
+            )
+        except BaseException as error:  # cancelled too: whoever asked must not wait forever
+            queued.set_exception(
+                error if isinstance(error, Exception) else RuntimeError("the service is stopping")
+            )
+            if not isinstance(error, Exception):
+                raise
+            return
+        queued.set_result(row.id)
+        check_id = row.id
         try:
             async with self._limit:
                 await self._check(check_id, name)
