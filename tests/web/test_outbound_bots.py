@@ -85,8 +85,9 @@ async def test_a_relay_restarted_within_the_clock_continues_the_match(tmp_path: 
                 await slow_bot.wait_for_line("connected to")
                 match_id = await queue(client, ["relayed", "slow"], playclock=6, step_limit=5)
                 await _wait_for_steps(client, match_id, 2)
-                # the relayed player has answered this step; its opponent thinks for 2 s
-                await asyncio.sleep(0.5)
+                # the relayed player has answered this step; its opponent thinks for 2 s (a
+                # PLAY still in flight when the relay dies would get CE: see the journal test)
+                await asyncio.sleep(1.2)
                 await relay.kill(signal.SIGKILL)
             await _wait_for_player_status(client, "relayed", "unreachable")
             async with ggp(args, tmp_path / "relay2.err") as again:
