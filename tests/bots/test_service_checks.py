@@ -227,3 +227,20 @@ async def test_the_player_page_shows_the_report_item_by_item(
     assert section.count('class="check-pass"') == 11 and section.count('class="check-fail"') == 1
     assert "keyword-case" in section and "unknown message type" in section  # the evidence
     assert 'data-path="/api/players/{name}/checks"' in section and "Check now" in section
+
+
+async def test_with_checks_off_nothing_is_checked_unless_asked(
+    tmp_path: Path, database_url: str
+) -> None:
+    async with (
+        local_player("legal") as url,
+        running_service(tmp_path, database_url, check_players=False) as (_, client),
+    ):
+        answer = await register(client, {"name": "lgl", "url": url})
+        assert answer["check_pending"] is False
+        await asyncio.sleep(0.5)
+        assert await (await client.get("/api/players/lgl/checks")).json() == []
+        response = await client.post("/api/players/lgl/checks", headers=ADMIN_HEADERS)
+        assert response.status == 202
+        (check,) = await finished_checks(client, "lgl")
+    assert check["passed"] is True and check["trigger"] == "asked by admin"

@@ -175,6 +175,11 @@ async def test_a_bad_token_is_refused(tmp_path: Path) -> None:
         (["--server", "http://127.0.0.1:1", "--bot", "random"], "give the player's token"),
         (["--server", "http://127.0.0.1:1", "--token", "t"], "one of the arguments"),
         (["--server", "http://127.0.0.1:1", "--token", "t", "--player", "ftp://x"], "--player"),
+        (
+            ["--server", "http://127.0.0.1:1", "--token", "t", "--player", "http://127.0.0.1:2"]
+            + ["--journal", "/proc/no/such/journal.jsonl"],
+            "--journal",
+        ),
     ],
 )
 async def test_bad_options_are_one_line_and_exit_2(
