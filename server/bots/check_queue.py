@@ -124,7 +124,7 @@ class PlayerChecks:
 
     async def request_if_new_connection(self, name: str) -> CheckRow | None:
         """An outbound bot connected: check it unless it was checked over its socket already."""
-        latest = (await latest_checks(self.store, status=None)).get(name)
+        latest = (await latest_checks(self.store, status=None, players=[name])).get(name)
         if name in self._running or (latest is not None and latest.target == OUTBOUND_TARGET):
             return None
         return await self.request(name, "connected")

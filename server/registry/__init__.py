@@ -120,7 +120,7 @@ class Registry:
 
     async def _failed_check(self, players: Sequence[PlayerRecord]) -> str | None:
         """Why a player may not play: its latest finished check failed (``None``: none did)."""
-        checks = await latest_checks(self.store)
+        checks = await latest_checks(self.store, players=[player.name for player in players])
         for player in players:
             check = checks.get(player.name)
             if check is not None and check.passed is False:

@@ -133,11 +133,16 @@ async def list_checks(store: Store, player: str, limit: int = 20) -> list[CheckR
         return [_row(row._mapping) for row in rows]
 
 
-async def latest_checks(store: Store, status: str | None = FINISHED) -> dict[str, CheckRow]:
-    """Each player's latest check (of ``status``; ``None``: any), by player name."""
+async def latest_checks(
+    store: Store, status: str | None = FINISHED, players: Sequence[str] | None = None
+) -> dict[str, CheckRow]:
+    """Each player's latest check (of ``status``; ``None``: any), by player name; only of
+    ``players`` when given."""
     latest = select(func.max(player_checks.c.id))
     if status is not None:
         latest = latest.where(player_checks.c.status == status)
+    if players is not None:
+        latest = latest.where(player_checks.c.player.in_(list(players)))
     latest = latest.group_by(player_checks.c.player)
     async with store._reading() as connection:
         rows = await connection.execute(

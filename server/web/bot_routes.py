@@ -35,7 +35,8 @@ async def connect_bot(api: Api, request: web.Request) -> web.StreamResponse:
 
 async def check_fields(api: Api, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """``check`` and ``check_pending`` of the player answers, by player name."""
-    latest = await latest_checks(api.store)
+    single = names is not None and len(names) == 1
+    latest = await latest_checks(api.store, players=names if single else None)
     wanted = names if names is not None else list(latest)
     return {
         name: {
