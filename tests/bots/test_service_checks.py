@@ -83,6 +83,12 @@ async def test_a_registered_player_is_checked_in_the_background(
     assert player["check_pending"] is False
     listed = await (await client.get("/api/players")).json()
     assert listed[0]["check"]["passed"] is True
+    # removing the player removes its checks with it
+    assert (await client.delete("/api/players/rnd", headers=ADMIN_HEADERS)).status == 204
+    assert (await client.get("/api/players/rnd/checks")).status == 404
+    await register(client, {"name": "rnd", "url": "http://127.0.0.1:1/"})
+    again = await (await client.get("/api/players/rnd/checks")).json()
+    assert [check["target"] for check in again] == ["http://127.0.0.1:1/"]  # only the new one
 
 
 async def test_a_new_url_is_checked_again_and_the_history_is_kept(
