@@ -39,4 +39,5 @@ player_checks = Table(
     Column("play_clock", Integer, nullable=False),
     Column("items", JSON, nullable=False),
     Index("ix_player_checks_player_id", "player", "id"),
+    sqlite_autoincrement=True,  # an id is never given to two checks, even after a removal
 )

@@ -89,6 +89,7 @@ async def test_a_registered_player_is_checked_in_the_background(
     await register(client, {"name": "rnd", "url": "http://127.0.0.1:1/"})
     again = await (await client.get("/api/players/rnd/checks")).json()
     assert [check["target"] for check in again] == ["http://127.0.0.1:1/"]  # only the new one
+    assert again[0]["id"] > check["id"]  # ids are never reused
 
 
 async def test_a_new_url_is_checked_again_and_the_history_is_kept(

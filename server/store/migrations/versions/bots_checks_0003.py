@@ -40,6 +40,7 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_player_checks")),
+        sqlite_autoincrement=True,
     )
     op.create_index("ix_player_checks_player_id", "player_checks", ["player", "id"], unique=False)
 
