@@ -8,11 +8,13 @@ passes the same message on twice.
 
 When the socket drops, the server sends a message again with the same id
 (:mod:`server.protocol.envelope`).  A relay process that was restarted has lost its
-memory, so the journal remembers, per id and message, whether it was passed on and
-what the player answered: a message answered already gets that answer again; one
-passed on whose answer was lost with the old process is not passed on again (the
-player would act on it twice, say apply a PLAY's moves twice) and gets an error
-instead, which the server records as that step's error.  An entry is one JSON line,
+memory, so the journal remembers, per id and message, whether a PLAY was passed on and
+what the player answered: one answered already gets that answer again; one passed on
+whose answer was lost with the old process is not passed on again (the player would
+apply its moves twice) and gets an error instead, which the server records as that
+step's error.  Only PLAY is journaled: a second START, STOP or ABORT is answered busy
+and changes nothing, so those are passed on again, which is right when the first never
+reached the player.  An entry is one JSON line,
 appended as it happens (so it survives the process being killed); the file keeps the
 latest ``keep`` entries and is rewritten when it holds twice as many.
 """

@@ -185,7 +185,9 @@ class _Answers:
 
     async def _first(self, frame: BotMessage) -> str:
         journal = self.journal
-        if journal is None or _is_info(frame.message):  # INFO may be asked any number of times
+        if journal is None or not _is_play(frame.message):
+            # only PLAY acts twice when it comes twice (its moves applied twice); a second
+            # START, STOP or ABORT is answered busy, and INFO may be asked any number of times
             return await self.answer(frame.message)
         entry = journal.lookup(frame.id, frame.message)
         if entry is not None:
@@ -210,9 +212,9 @@ class _Answers:
         return made
 
 
-def _is_info(message: str) -> bool:
+def _is_play(message: str) -> bool:
     words = message.replace("(", " ").split()
-    return bool(words) and words[0].lower() == "info"
+    return bool(words) and words[0].lower() == "play"
 
 
 async def _answer_one(

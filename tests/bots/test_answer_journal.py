@@ -57,12 +57,18 @@ async def test_a_message_whose_answer_was_lost_is_not_passed_on_again(tmp_path: 
     assert player.asked == []
 
 
-async def test_info_is_not_journaled_and_the_file_stays_bounded(tmp_path: Path) -> None:
+async def test_only_play_is_journaled_and_the_file_stays_bounded(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     player = Player()
     answers = _Answers(player.answer, journal=AnswerJournal(path, keep=10))
     assert await answers.of(BotMessage(id=1, message="( info )")) == "reply 1"
+    assert await answers.of(BotMessage(id=2, message="( START m1 r ((role r)) 5 3)")) == "reply 2"
     assert not path.exists()
+    # a START whose answer was lost is posted again: a second START only gets busy
+    restarted = _Answers(player.answer, journal=AnswerJournal(path, keep=10))
+    assert await restarted.of(BotMessage(id=2, message="( START m1 r ((role r)) 5 3)")) == (
+        "reply 3"
+    )
     for index in range(2, 40):
         await answers.of(BotMessage(id=index, message=f"( PLAY m{index} NIL )"))
     lines = path.read_text().splitlines()

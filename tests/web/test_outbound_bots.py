@@ -7,6 +7,7 @@ processes and the bundled HTTP player behind the relay.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import socket
 from collections.abc import Callable
@@ -77,7 +78,9 @@ async def test_a_relay_restarted_within_the_clock_continues_the_match(tmp_path: 
         server = str(client.make_url(""))
         token = await register_outbound(client, "relayed")
         slow = await register_outbound(client, "slow")
+        journal = tmp_path / "relay.jsonl"
         args = ["connect", "--server", server, "--token", token, "--player", behind_relay]
+        args += ["--journal", str(journal)]
         slow_args = ["player", "--bot", SLOW, "--server", server, "--token", slow]
         async with ggp(slow_args, tmp_path / "slow.err") as slow_bot:
             async with ggp(args, tmp_path / "relay1.err") as relay:
@@ -85,9 +88,10 @@ async def test_a_relay_restarted_within_the_clock_continues_the_match(tmp_path: 
                 await slow_bot.wait_for_line("connected to")
                 match_id = await queue(client, ["relayed", "slow"], playclock=6, step_limit=5)
                 await _wait_for_steps(client, match_id, 2)
-                # the relayed player has answered this step; its opponent thinks for 2 s (a
-                # PLAY still in flight when the relay dies would get CE: see the journal test)
-                await asyncio.sleep(1.2)
+                # killed once the relayed player has answered this step's PLAY (its journal
+                # says so), while its opponent thinks for 2 s: no message is in flight (one
+                # in flight gets CE instead: see the journal test below)
+                await _until_last_play_answered(journal)
                 await relay.kill(signal.SIGKILL)
             await _wait_for_player_status(client, "relayed", "unreachable")
             async with ggp(args, tmp_path / "relay2.err") as again:
@@ -228,6 +232,19 @@ async def _wait_for_player_status(
             if (await (await client.get(f"/api/players/{name}")).json())["status"] == status:
                 return
             await asyncio.sleep(0.05)
+
+
+def _last_play_answered(journal: Path) -> bool:
+    lines = journal.read_text().splitlines() if journal.exists() else []
+    return bool(lines) and json.loads(lines[-1])["reply"] is not None
+
+
+async def _until_last_play_answered(journal: Path) -> None:
+    async with asyncio.timeout(30):
+        while True:
+            if _last_play_answered(journal):
+                return
+            await asyncio.sleep(0.01)
 
 
 async def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
