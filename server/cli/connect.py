@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--journal",
         metavar="FILE",
-        help="with --player: where the relay keeps the messages it passed on, so that a "
-        "restarted relay never passes one on twice (default: relay/TOKEN-DIGEST.jsonl in "
+        help="with --player: where the relay keeps the PLAY messages it passed on, so that "
+        "a restarted relay never passes one on twice (default: relay/TOKEN-DIGEST.jsonl in "
         "$GGP_DATA_DIR, else ggp under $XDG_DATA_HOME)",
     )
     parser.set_defaults(run=run)
