@@ -86,7 +86,8 @@ async def test_a_relay_restarted_within_the_clock_continues_the_match(tmp_path: 
             async with ggp(args, tmp_path / "relay1.err") as relay:
                 await relay.wait_for_line("connected to")
                 await slow_bot.wait_for_line("connected to")
-                match_id = await queue(client, ["relayed", "slow"], playclock=6, step_limit=5)
+                # a play clock long enough for a new relay process to start under a heavy load
+                match_id = await queue(client, ["relayed", "slow"], playclock=12, step_limit=5)
                 await _wait_for_steps(client, match_id, 2)
                 # killed once the relayed player has answered this step's PLAY (its journal
                 # says so), while its opponent thinks for 2 s: no message is in flight (one
