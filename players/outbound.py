@@ -7,7 +7,9 @@ A bot behind a firewall opens a WebSocket to ``ggp serve`` (``/api/bots/connect`
 with its player token and answers each GGP message on it, framed as
 :mod:`server.protocol.envelope` describes; every message is answered in a task of its
 own, so several matches run at once.  A message the server sends again after a
-reconnect (same id) is answered from the answer already made, never played twice.  A lost connection is opened again with a growing
+reconnect (same id) is answered from the answer already made, never played twice; a
+relay keeps a journal of them so that this holds when its process is restarted too
+(:mod:`players.answer_journal`).  A lost connection is opened again with a growing
 pause (0.5 s, doubling, at most 10 s); each connect and disconnect is one line on
 stderr.  A refused token ends the loop, since retrying cannot help.
 """
@@ -35,6 +37,7 @@ from server.protocol.envelope import (
 )
 
 from .agent import PlayerAgent, RequestRejected
+from .answer_journal import AnswerJournal
 
 Answer = Callable[[str], Awaitable[str]]
 """Turns one GGP message into its reply text; raising gives the server an error frame."""
@@ -77,11 +80,15 @@ async def stay_connected(
     *,
     on_welcome: Callable[[BotWelcome], None] | None = None,
     heartbeat: float = HEARTBEAT,
+    journal: AnswerJournal | None = None,
 ) -> None:
-    """Keep a connection to ``server`` until ``stop`` is set; :class:`BadToken` if refused."""
+    """Keep a connection to ``server`` until ``stop`` is set; :class:`BadToken` if refused.
+
+    With a ``journal``, a message passed on before a restart of this process is not
+    passed on again (a relay's player would act on it twice)."""
     url = connect_url(server)
     pause = FIRST_PAUSE
-    answers = _Answers(answer)
+    answers = _Answers(answer, journal=journal)
     async with aiohttp.ClientSession() as session:
         while not stop.is_set():
             try:
@@ -158,23 +165,56 @@ async def _one_connection(
     return "the connection was lost" if code in (None, 1006) else f"closed (code {code})"
 
 
+class AnsweredBeforeRestart(Exception):
+    """The message was passed on before this process started; its answer was lost."""
+
+
 class _Answers:
     """Each message answered once: a message the server sends again after a reconnect
-    (same id) gets the answer already made, or waits for the one being made."""
+    (same id) gets the answer already made, or waits for the one being made.  With a
+    journal, this holds across a restart of the process too (see
+    :mod:`players.answer_journal`)."""
 
-    def __init__(self, answer: Answer, keep: int = 1024) -> None:
+    def __init__(
+        self, answer: Answer, keep: int = 1024, journal: AnswerJournal | None = None
+    ) -> None:
         self.answer = answer
         self.keep = keep
-        self.made: OrderedDict[int, asyncio.Future[str]] = OrderedDict()
+        self.journal = journal
+        self.made: OrderedDict[tuple[int, int], asyncio.Future[str]] = OrderedDict()
+
+    async def _first(self, frame: BotMessage) -> str:
+        journal = self.journal
+        if journal is None or not _is_play(frame.message):
+            # only PLAY acts twice when it comes twice (its moves applied twice); a second
+            # START, STOP or ABORT is answered busy, and INFO may be asked any number of times
+            return await self.answer(frame.message)
+        entry = journal.lookup(frame.id, frame.message)
+        if entry is not None:
+            if entry.reply is not None:
+                return entry.reply
+            raise AnsweredBeforeRestart(
+                "passed on to the player before the relay restarted; not passed on twice"
+            )
+        journal.sent(frame.id, frame.message)
+        reply = await self.answer(frame.message)
+        journal.answered(frame.id, frame.message, reply)
+        return reply
 
     def of(self, frame: BotMessage) -> asyncio.Future[str]:
-        made = self.made.get(frame.id)
+        key = (frame.id, hash(frame.message))  # an id of another server run is another message
+        made = self.made.get(key)
         if made is None:
-            made = asyncio.ensure_future(self.answer(frame.message))
-            self.made[frame.id] = made
+            made = asyncio.ensure_future(self._first(frame))
+            self.made[key] = made
             while len(self.made) > self.keep:
                 self.made.popitem(last=False)
         return made
+
+
+def _is_play(message: str) -> bool:
+    words = message.replace("(", " ").split()
+    return bool(words) and words[0].lower() == "play"
 
 
 async def _answer_one(

@@ -29,7 +29,13 @@ class ServedService:
 
 @contextlib.asynccontextmanager
 async def served_service(
-    *, prefix: str, concurrency: int, poll_seconds: float, database: str | None = None
+    *,
+    prefix: str,
+    concurrency: int,
+    poll_seconds: float,
+    database: str | None = None,
+    check_players: bool = False,
+    check_concurrency: int = 2,
 ) -> AsyncIterator[ServedService]:
     """Start a service on a new SQLite file (or ``database``), serve it on loopback, and
     stop both at the end."""
@@ -51,6 +57,8 @@ async def served_service(
             concurrency=concurrency,
             poll_seconds=poll_seconds,
             ping_seconds=3600,
+            check_players=check_players,  # off: the checker's matches would hold seats
+            check_concurrency=check_concurrency,
         )
     )
     await service.start()

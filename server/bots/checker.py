@@ -2,6 +2,7 @@
 
 >>> report = await check_player("http://127.0.0.1:9147/")   # doctest: +SKIP
 >>> print(report.render())                                 # doctest: +SKIP
+>>> report = await check_channel(hub.channel("mybot"), "outbound bot mybot")  # doctest: +SKIP
 
 The player plays small games it has never seen (:mod:`server.bots.game_maker`),
 run by :mod:`server.bots.driver`, which substitutes a random legal move for a bad
@@ -16,7 +17,7 @@ import random
 import secrets
 from collections.abc import Iterable
 
-from server.match import PlayerAddress
+from server.match import HttpChannel, PlayerAddress, PlayerChannel
 from server.protocol import (
     Info,
     Play,
@@ -288,12 +289,41 @@ async def check_player(
         address = PlayerAddress.parse(url)
     except ValueError as error:
         raise CheckerError(str(error)) from None
+    _check_clocks(start_clock, play_clock)
+    await _reachable(address)
+    return await check_channel(
+        HttpChannel(address, receiver="checker"),
+        address.url,
+        start_clock=start_clock,
+        play_clock=play_clock,
+        items=items,
+        seed=seed,
+    )
+
+
+def _check_clocks(start_clock: int, play_clock: int) -> None:
     if start_clock < 1 or play_clock < 1:
         raise CheckerError("the clocks must be at least 1 second")
+
+
+async def check_channel(
+    channel: PlayerChannel,
+    label: str,
+    *,
+    start_clock: int = 5,
+    play_clock: int = 2,
+    items: Iterable[str] | None = None,
+    seed: int | None = None,
+) -> CheckReport:
+    """Check the player behind ``channel`` (named ``label`` in the report).
+
+    Any :class:`~server.match.PlayerChannel` will do: an HTTP player's, or an outbound
+    bot's socket, where the same messages go as JSON frames.
+    """
+    _check_clocks(start_clock, play_clock)
     wanted = list(ITEMS) if items is None else list(items)
-    await _reachable(address)
     session = Session(
-        address,
+        channel,
         start_clock,
         play_clock,
         random.Random(seed),
@@ -315,7 +345,7 @@ async def check_player(
         found.append(_play_clock_item(session, latency))
     by_name = {item.name: item for item in found}
     return CheckReport(
-        url=address.url,
+        url=label,
         start_clock=start_clock,
         play_clock=play_clock,
         latency_ms=latency,

@@ -7,6 +7,7 @@ import contextlib
 import signal
 
 from players.agent import PlayerAgent
+from players.answer_journal import AnswerJournal
 from players.outbound import Answer, BadToken, run_agent_outbound, say, stay_connected
 
 
@@ -20,11 +21,13 @@ async def until_signalled() -> asyncio.Event:
     return stop
 
 
-async def run_relay(server: str, token: str, answer: Answer) -> int:
+async def run_relay(
+    server: str, token: str, answer: Answer, journal: AnswerJournal | None = None
+) -> int:
     """Bridge until stopped; the exit status (1 when the token is refused)."""
     stop = await until_signalled()
     try:
-        await stay_connected(server, token, answer, stop)
+        await stay_connected(server, token, answer, stop, journal=journal)
     except BadToken as error:
         say(f"ggp connect: {error}")
         return 1

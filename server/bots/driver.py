@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from server.gdl import State
 from server.gdl.parser import Rule
 from server.gdl.terms import RawTerm
-from server.match import PlayerAddress, send_message
+from server.match import PlayerChannel
 from server.protocol import (
     Abort,
     Message,
@@ -37,9 +37,13 @@ NETWORK_SLACK = 1.0
 
 @dataclass
 class Session:
-    """What the items of one check share: where the player is, the clocks, the PLAY replies."""
+    """What the items of one check share: how to reach the player, the clocks, the PLAY replies.
 
-    address: PlayerAddress
+    The channel is an HTTP player's (:class:`~server.match.HttpChannel`) or an outbound
+    bot's socket: the checker sends the same messages either way.
+    """
+
+    channel: PlayerChannel
     start_clock: int
     play_clock: int
     rng: random.Random
@@ -48,7 +52,7 @@ class Session:
     matches: int = 0
 
     async def send(self, text: str, time_limit: float) -> Exchange:
-        reply = await send_message(self.address, text, receiver="checker", time_limit=time_limit)
+        reply = await self.channel.send(text, time_limit=time_limit)
         error = None if reply.ok else f"{reply.error}: {reply.message}"
         return Exchange(
             sent=excerpt(text), received=reply.body, elapsed_ms=reply.elapsed_ms, error=error

@@ -143,6 +143,16 @@ class BotHub:
     def next_id(self) -> int:
         return next(self._ids)
 
+    async def disconnect(self, player: str, reason: str, *, code: int = REPLACED) -> bool:
+        """Close the player's socket (its token was replaced, it became an HTTP player);
+        True when one was open."""
+        connection = self.connections.get(player)
+        if connection is None:
+            return False
+        connection.lost(reason)
+        await connection.socket.close(code=code, message=reason[:120].encode())
+        return True
+
     async def close(self) -> None:
         """Close every socket (the bots will reconnect to the next start of the service)."""
         for socket in list(self._sockets):

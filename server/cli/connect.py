@@ -6,6 +6,10 @@ import argparse
 import asyncio
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from players.answer_journal import AnswerJournal
 
 TOKEN_VARIABLE = "GGP_BOT_TOKEN"
 
@@ -25,6 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--player", metavar="URL", help="the HTTP player to relay to")
     target.add_argument("--bot", metavar="MODULE:CLASS", help="a bot of the kit, or random/legal")
+    parser.add_argument(
+        "--journal",
+        metavar="FILE",
+        help="with --player: where the relay keeps the PLAY messages it passed on, so that "
+        "a restarted relay never passes one on twice (default: relay/TOKEN-DIGEST.jsonl in "
+        "$GGP_DATA_DIR, else ggp under $XDG_DATA_HOME)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -73,8 +84,27 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             print(f"ggp connect: --player: {error}", file=sys.stderr)
             return 2
-        return _run(run_relay(server, token, relay_answer(address)))
+        try:
+            journal = relay_journal(args.journal, token)
+        except OSError as error:
+            print(f"ggp connect: --journal: {error}", file=sys.stderr)
+            return 2
+        return _run(run_relay(server, token, relay_answer(address), journal))
     return run_kit_bot(args.bot, server, token, "ggp connect")
+
+
+def relay_journal(path: str | None, token: str) -> AnswerJournal:
+    """The relay's journal: ``path``, else one per token in the data folder."""
+    import hashlib
+    from pathlib import Path
+
+    from players.answer_journal import AnswerJournal
+    from server.web.settings import default_data_dir
+
+    if path is None:
+        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
+        return AnswerJournal(default_data_dir() / "relay" / f"{digest}.jsonl")
+    return AnswerJournal(Path(path).expanduser())
 
 
 def run_kit_bot(

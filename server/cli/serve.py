@@ -56,6 +56,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="failed pings in a row that suspend a player (default 5; 0 never)",
     )
     parser.add_argument(
+        "--no-player-checks",
+        action="store_true",
+        help="do not check players when they register, change URL or first connect",
+    )
+    parser.add_argument(
+        "--require-passed-check",
+        action="store_true",
+        help="keep a player whose latest check failed out of matches",
+    )
+    parser.add_argument(
         "--max-body",
         type=int,
         default=2_000_000,
@@ -90,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             suspend_after=args.suspend_after,
             max_body_bytes=args.max_body,
             demo=args.demo,
+            check_players=not args.no_player_checks,
+            require_passed_check=args.require_passed_check,
         )
     except ValidationError as error:
         problem = error.errors()[0]

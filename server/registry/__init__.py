@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from server.match import HttpChannel, PlayerAddress, PlayerChannel, PlayerStatus, ping_channel
 from server.store import PlayerRecord, Store, now_ms
+from server.store.player_checks import latest_checks
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,8 @@ class RegistrySettings(BaseModel):
     """Failed pings in a row that suspend a player (0: never)."""
     fresh_seconds: float = Field(default=10.0, ge=0)
     """Before a match, a player that answered a ping this recently is not pinged again."""
+    require_passed_check: bool = False
+    """Keep a player whose latest check failed out of matches (off: a report only)."""
 
 
 class Registry:
@@ -115,16 +118,32 @@ class Registry:
             task.add_done_callback(lambda _: self._in_flight.pop(player.name, None))
         return await asyncio.shield(task)
 
+    async def _failed_check(self, players: Sequence[PlayerRecord]) -> str | None:
+        """Why a player may not play: its latest finished check failed (``None``: none did)."""
+        checks = await latest_checks(self.store, players=[player.name for player in players])
+        for player in players:
+            check = checks.get(player.name)
+            if check is not None and check.passed is False:
+                failed = [str(item.get("name")) for item in check.items if not item.get("passed")]
+                what = ", ".join(failed) if failed else (check.error or "not checked")
+                return f"player {player.name} failed its latest check ({what})"
+        return None
+
     async def check_before_match(self, players: Sequence[PlayerRecord]) -> str | None:
         """Ping a match's players; why the match cannot start, or ``None`` when it can.
 
-        A suspended or unreachable player keeps the match from starting; a player that
+        A suspended or unreachable player keeps the match from starting (and, with
+        ``require_passed_check``, one whose latest check failed); a player that
         says it is busy is still invited (it may be busy with this very server).  A
         player that answered a ping in the last ``fresh_seconds`` is not pinged again.
         """
         for player in players:
             if player.suspended:
                 return f"player {player.name} is suspended: {player.suspended_reason}"
+        if self.settings.require_passed_check:
+            problem = await self._failed_check(players)
+            if problem is not None:
+                return problem
         now = now_ms()
         stale = [
             player

@@ -210,6 +210,19 @@ class QueueRunner:
         """Read the queue now (a match was just queued)."""
         self._wake.set()
 
+    def seats_taken(self, name: str) -> int:
+        """How many of the player's seats running matches (and held seats) take now."""
+        return self._seats[name]
+
+    def hold_seats(self, name: str, count: int) -> None:
+        """Take ``count`` of the player's seats outside any match (while it is checked)."""
+        self._seats[name] += count
+
+    def release_seats(self, name: str, count: int) -> None:
+        """Give back seats taken by :meth:`hold_seats`; queued matches may take them."""
+        self._seats[name] -= count
+        self._wake.set()
+
     async def close(self) -> None:
         """Stop taking matches; abort the running ones (ABORT to their players)."""
         self._closing = True

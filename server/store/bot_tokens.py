@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import secrets
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from .errors import Conflict
+from .errors import Conflict, NotFound
 from .records import PlayerRecord
 from .store import Store, hash_token, now_ms
 from .tables import bot_tokens, players
@@ -67,3 +67,45 @@ async def player_for_bot_token(store: Store, token: str) -> PlayerRecord | None:
             )
         ).first()
     return None if row is None else PlayerRecord.model_validate(dict(row._mapping))
+
+
+async def new_bot_token(store: Store, name: str) -> str:
+    """Give the outbound player ``name`` a new token (shown once); the old one stops working."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(24)
+    async with store._writing() as connection:
+        connection_kind = await connection.scalar(
+            select(players.c.connection).where(players.c.name == name)
+        )
+        if connection_kind is None:
+            raise NotFound(f"no player named {name!r}")
+        if connection_kind != OUTBOUND:
+            raise Conflict(f"the player {name} is not an outbound bot: it has no token")
+        await connection.execute(delete(bot_tokens).where(bot_tokens.c.player == name))
+        await connection.execute(
+            insert(bot_tokens).values(
+                player=name, token_hash=hash_token(token), created_at=now_ms()
+            )
+        )
+    return token
+
+
+async def switch_connection(
+    store: Store, name: str, *, url: str | None
+) -> tuple[PlayerRecord, str | None]:
+    """Make ``name`` an HTTP player at ``url``, or an outbound bot when ``url`` is ``None``.
+
+    Becoming outbound issues a token (returned, shown once) and clears the URL; becoming
+    an HTTP player drops the bot's token.  Answers the player and the new token, if any.
+    """
+    async with store._writing() as connection:
+        if url is None:
+            await connection.execute(
+                update(players).where(players.c.name == name).values(connection=OUTBOUND, url="")
+            )
+        else:
+            await connection.execute(delete(bot_tokens).where(bot_tokens.c.player == name))
+            await connection.execute(
+                update(players).where(players.c.name == name).values(connection="http", url=url)
+            )
+    token = await new_bot_token(store, name) if url is None else None
+    return await store.get_player(name), token

@@ -10,6 +10,8 @@ from server.match import PlayerAddress
 from server.records import SubstitutePolicy
 from server.store import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord
 
+from .bot_models import CheckSummary
+
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$"
 
 
@@ -54,9 +56,13 @@ class PlayerCreate(_Body):
 
 
 class PlayerUpdate(_Body):
-    """Change a player; ``suspended: false`` reinstates a suspended player."""
+    """Change a player; ``suspended: false`` reinstates a suspended player.
+
+    ``connection`` switches between ``http`` (give ``url``) and ``outbound`` (the answer
+    carries the bot's new token, once); a new URL is checked again."""
 
     url: str | None = Field(default=None, max_length=2000)
+    connection: Literal["http", "outbound"] | None = None
     contact: str | None = Field(default=None, max_length=500)
     notes: str | None = Field(default=None, max_length=5000)
     max_matches: int | None = Field(default=None, ge=1, le=1000)
@@ -71,14 +77,19 @@ class PlayerUpdate(_Body):
 
 class PlayerAnswer(PlayerRecord):
     """A player; ``owner_token`` only once, when registering created its owner, and
-    ``token`` only once, when an outbound bot is registered (it connects with it)."""
+    ``token`` only once, when an outbound bot is registered (it connects with it).
+    ``check`` is its latest finished check; ``check_pending`` a check queued or running."""
 
     owner_token: str | None = None
     token: str | None = None
+    check: CheckSummary | None = None
+    check_pending: bool = False
 
 
 class PlayerDetail(PlayerRecord):
     pings: list[PingRecord]
+    check: CheckSummary | None = None
+    check_pending: bool = False
 
 
 class GameCreate(_Body):

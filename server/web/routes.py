@@ -111,7 +111,14 @@ class Api:
     # -- players -----------------------------------------------------------------------
 
     async def list_players(self, request: web.Request) -> web.Response:
-        return answer(await self.store.list_players())
+        players = await self.store.list_players()
+        checks = await bot_routes.check_fields(self, [player.name for player in players])
+        return answer(
+            [
+                models.PlayerAnswer(**player.model_dump(), **checks[player.name])
+                for player in players
+            ]
+        )
 
     async def create_player(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)
@@ -155,8 +162,12 @@ class Api:
             player.name,
             {"url": body.url, "connection": body.connection},
         )
+        await bot_routes.check_new_player(self, player, "registered")
+        checks = await bot_routes.check_fields(self, [player.name])
         return answer(
-            models.PlayerAnswer(**player.model_dump(), owner_token=owner_token, token=token),
+            models.PlayerAnswer(
+                **player.model_dump(), owner_token=owner_token, token=token, **checks[player.name]
+            ),
             status=201,
         )
 
@@ -164,7 +175,8 @@ class Api:
         name = request.match_info["name"]
         player = await self.store.get_player(name)
         pings = await self.store.ping_history(name)
-        return answer(models.PlayerDetail(**player.model_dump(), pings=pings))
+        checks = await bot_routes.check_fields(self, [name])
+        return answer(models.PlayerDetail(**player.model_dump(), pings=pings, **checks[name]))
 
     async def update_player(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)
@@ -178,9 +190,14 @@ class Api:
         changes = body.model_dump(exclude_unset=True)
         if changes.get("suspended") is True and not changes.get("suspended_reason"):
             changes["suspended_reason"] = f"suspended by {actor.name}"
+        audit = dict(changes)
+        player, token, moved = await bot_routes.change_connection(self, player, changes)
         player = await self.store.update_player(name, changes)
-        await self.store.add_audit(actor.name, "player.update", name, changes)
-        return answer(player)
+        await self.store.add_audit(actor.name, "player.update", name, audit)
+        if moved:
+            await bot_routes.check_new_player(self, player, "url changed")
+        checks = await bot_routes.check_fields(self, [name])
+        return answer(models.PlayerAnswer(**player.model_dump(), token=token, **checks[name]))
 
     async def delete_player(self, request: web.Request) -> web.Response:
         actor = await self.actor(request)
@@ -454,9 +471,9 @@ ROUTES: tuple[Route, ...] = (
 )
 
 
-from .bot_routes import BOT_ROUTES  # noqa: E402 - its handlers use the table's types
+from . import bot_routes  # noqa: E402 - its handlers use the table's types
 
-ROUTES += BOT_ROUTES
+ROUTES += bot_routes.BOT_ROUTES
 
 
 @web.middleware

@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from server.bots.check_queue import CheckSettings, PlayerChecks
 from server.bots.hub import BotHub
 from server.catalog import seed_bundled_games
 from server.league import TournamentDriver
@@ -68,10 +69,19 @@ class Service:
         self.registry = Registry(
             self.store,
             RegistrySettings(
-                ping_seconds=settings.ping_seconds, suspend_after=settings.suspend_after
+                ping_seconds=settings.ping_seconds,
+                suspend_after=settings.suspend_after,
+                require_passed_check=settings.require_passed_check,
             ),
             channel_for=lambda player: self.channel_for(player, wait=False),
         )
+        self.checks = PlayerChecks(
+            self.store,
+            self._reach_for_check,
+            CheckSettings(concurrency=settings.check_concurrency),
+            seats=lambda: self._runner,
+        )
+        """The player checker, run in the background (see :mod:`server.bots.check_queue`)."""
         self._key: Ed25519PrivateKey | None = None
         self._runner: QueueRunner | None = None
         self.tournaments: TournamentDriver | None = None
@@ -116,6 +126,7 @@ class Service:
         await self.store.open(upgrade=settings.embedded)
         try:
             await seed_bundled_games(self.store)
+            await self.checks.recover()
             self.executor = ProcessPoolExecutor(
                 max_workers=1, mp_context=multiprocessing.get_context("spawn")
             )
@@ -150,6 +161,7 @@ class Service:
     async def close(self) -> None:
         """Stop the runner (running matches are aborted), the pings and the database."""
         await self.extra_cleanup.aclose()
+        await self.checks.close()
         await self.registry.close()
         if self.tournaments is not None:
             await self.tournaments.close()
@@ -169,14 +181,26 @@ class Service:
             return None
         return self.bots.channel(player.name, wait=wait)
 
+    def _reach_for_check(self, player: PlayerRecord) -> PlayerChannel | str | None:
+        """How the checker reaches a player: its socket, why not, or ``None`` (its URL)."""
+        if player.connection != OUTBOUND:
+            return None
+        if not self.bots.connected(player.name):
+            return "the bot is not connected"
+        return self.bots.channel(player.name)
+
     def _bot_changed(self, name: str) -> None:
-        """A bot connected or went away: ping it now, so its status says so at once."""
+        """A bot connected or went away: ping it now, so its status says so at once; a bot
+        that connects for the first time is checked."""
         if not self.started:
             return
+        connected = self.bots.connected(name)
 
         async def ping() -> None:
             try:
                 await self.registry.ping(await self.store.get_player(name))
+                if connected and self.settings.check_players:
+                    await self.checks.request_if_new_connection(name)
             except Exception as error:  # a deleted player, a closed store: the next round sees it
                 log.info("ping of bot %s after its connection changed failed: %s", name, error)
 

@@ -65,6 +65,20 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "Failed pings in a row that suspend a player (default 5; 0 never).",
     ),
+    Setting(
+        "check_players",
+        "--no-player-checks",
+        None,
+        "Do not run the player checker when a player is registered, its URL changes or an "
+        "outbound bot first connects (it still runs when asked for).",
+    ),
+    Setting(
+        "require_passed_check",
+        "--require-passed-check",
+        None,
+        "Keep a player whose latest check failed out of matches (by default a failed check "
+        "is only reported).",
+    ),
     Setting("max_body_bytes", "--max-body", None, "Largest request body, in bytes (default 2 MB)."),
     Setting(
         "demo",
@@ -98,6 +112,11 @@ class ServiceSettings(BaseModel):
     ping_seconds: float = Field(default=60.0, gt=0)
     suspend_after: int = Field(default=5, ge=0)
     max_body_bytes: int = Field(default=2_000_000, ge=1024)
+    check_players: bool = True
+    """Check a player in the background when it registers, changes its URL or first connects."""
+    require_passed_check: bool = False
+    check_concurrency: int = Field(default=2, ge=1, le=100)
+    """Player checks run at once."""
     demo: bool = False
     host_key_file: Path | None = None
     """The host key; default ``host_key.pem`` in the data folder (or ``$GGP_HOST_KEY``)."""

@@ -26,7 +26,12 @@ async def running_service(
     store = Store(database_url)  # a database given by URL is upgraded as a named step
     await store.open(upgrade=True)
     await store.close()
-    options: dict[str, Any] = {"poll_seconds": 0.2, "ping_seconds": 3600.0, **settings}
+    options: dict[str, Any] = {
+        "poll_seconds": 0.2,
+        "ping_seconds": 3600.0,
+        "check_players": False,  # tests of player checks turn them on
+        **settings,
+    }
     service = Service(
         ServiceSettings(
             data_dir=data_dir, database_url=database_url, admin_token=ADMIN, port=0, **options

@@ -64,7 +64,12 @@ class Process:
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=err,
                 cwd=REPO,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                # the relay's journal goes to the test's folder, not the user's data folder
+                env={
+                    **os.environ,
+                    "PYTHONUNBUFFERED": "1",
+                    "GGP_DATA_DIR": str(self.stderr_path.parent / "ggp-data"),
+                },
             )
         return self
 

@@ -7,13 +7,16 @@ processes and the bundled HTTP player behind the relay.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import socket
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from server.match.local_players import local_players
 from server.protocol.envelope import CONNECT_PATH
@@ -75,16 +78,21 @@ async def test_a_relay_restarted_within_the_clock_continues_the_match(tmp_path: 
         server = str(client.make_url(""))
         token = await register_outbound(client, "relayed")
         slow = await register_outbound(client, "slow")
+        journal = tmp_path / "relay.jsonl"
         args = ["connect", "--server", server, "--token", token, "--player", behind_relay]
+        args += ["--journal", str(journal)]
         slow_args = ["player", "--bot", SLOW, "--server", server, "--token", slow]
         async with ggp(slow_args, tmp_path / "slow.err") as slow_bot:
             async with ggp(args, tmp_path / "relay1.err") as relay:
                 await relay.wait_for_line("connected to")
                 await slow_bot.wait_for_line("connected to")
-                match_id = await queue(client, ["relayed", "slow"], playclock=6, step_limit=5)
+                # a play clock long enough for a new relay process to start under a heavy load
+                match_id = await queue(client, ["relayed", "slow"], playclock=12, step_limit=5)
                 await _wait_for_steps(client, match_id, 2)
-                # the relayed player has answered this step; its opponent thinks for 2 s
-                await asyncio.sleep(0.5)
+                # killed once the relayed player has answered this step's PLAY (its journal
+                # says so), while its opponent thinks for 2 s: no message is in flight (one
+                # in flight gets CE instead: see the journal test below)
+                await _until_last_play_answered(journal)
                 await relay.kill(signal.SIGKILL)
             await _wait_for_player_status(client, "relayed", "unreachable")
             async with ggp(args, tmp_path / "relay2.err") as again:
@@ -172,6 +180,11 @@ async def test_a_bad_token_is_refused(tmp_path: Path) -> None:
         (["--server", "http://127.0.0.1:1", "--bot", "random"], "give the player's token"),
         (["--server", "http://127.0.0.1:1", "--token", "t"], "one of the arguments"),
         (["--server", "http://127.0.0.1:1", "--token", "t", "--player", "ftp://x"], "--player"),
+        (
+            ["--server", "http://127.0.0.1:1", "--token", "t", "--player", "http://127.0.0.1:2"]
+            + ["--journal", "/proc/no/such/journal.jsonl"],
+            "--journal",
+        ),
     ],
 )
 async def test_bad_options_are_one_line_and_exit_2(
@@ -220,6 +233,19 @@ async def _wait_for_player_status(
             if (await (await client.get(f"/api/players/{name}")).json())["status"] == status:
                 return
             await asyncio.sleep(0.05)
+
+
+def _last_play_answered(journal: Path) -> bool:
+    lines = journal.read_text().splitlines() if journal.exists() else []
+    return bool(lines) and json.loads(lines[-1])["reply"] is not None
+
+
+async def _until_last_play_answered(journal: Path) -> None:
+    async with asyncio.timeout(30):
+        while True:
+            if _last_play_answered(journal):
+                return
+            await asyncio.sleep(0.01)
 
 
 async def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
@@ -277,3 +303,151 @@ async def test_a_message_in_flight_when_the_socket_drops_is_answered_once(tmp_pa
         finally:
             stop.set()
             await bot
+
+
+async def test_a_new_token_replaces_the_old_one_and_closes_its_socket(tmp_path: Path) -> None:
+    async with running_service(tmp_path, sqlite(tmp_path)) as (service, client):
+        response = await client.post(
+            "/api/players",
+            json={"name": "bot", "connection": "outbound", "owner": "ann"},
+            headers=ADMIN_HEADERS,
+        )
+        registered = await response.json()
+        old, ann = registered["token"], {"Authorization": f"Bearer {registered['owner_token']}"}
+        server = str(client.make_url(""))
+        async with ggp(
+            ["connect", "--server", server, "--token", old, "--bot", "random"],
+            tmp_path / "old.err",
+        ) as bot:
+            await bot.wait_for_line("connected to")
+            assert (await client.post("/api/players/bot/token")).status == 401
+            rotated = await client.post("/api/players/bot/token", headers=ann)
+            body = await rotated.json()
+            assert rotated.status == 200 and body["name"] == "bot", body
+            new = body["token"]
+            assert new.startswith("bot_") and new != old
+            assert bot.process is not None
+            # its socket is closed; connecting again with the old token is refused: exit 1
+            assert await asyncio.wait_for(bot.process.wait(), 30) == 1
+        assert "ggp connect: the server refused the token" in bot.stderr
+        assert not service.bots.connected("bot")
+        async with aiohttp.ClientSession() as session:
+            url = client.make_url(CONNECT_PATH)
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await session.ws_connect(url, headers={"Authorization": f"Bearer {old}"})
+            assert refused.value.status == 401
+            async with session.ws_connect(url, headers={"Authorization": f"Bearer {new}"}) as ws:
+                assert (await ws.receive_json(timeout=5))["welcome"] == "bot"
+        # an HTTP player has no token to rotate
+        await client.post(
+            "/api/players",
+            json={"name": "web", "url": "http://127.0.0.1:1/"},
+            headers=ADMIN_HEADERS,
+        )
+        conflict = await client.post("/api/players/web/token", headers=ADMIN_HEADERS)
+        assert conflict.status == 409
+        assert (await client.post("/api/players/nobody/token", headers=ADMIN_HEADERS)).status == 404
+
+
+async def test_a_player_switches_between_a_url_and_an_outbound_connection(tmp_path: Path) -> None:
+    async with (
+        local_players(["random"], seed=11) as (random_url,),
+        running_service(tmp_path, sqlite(tmp_path), check_players=True) as (service, client),
+    ):
+        created = await client.post(
+            "/api/players", json={"name": "p", "url": random_url}, headers=ADMIN_HEADERS
+        )
+        assert created.status == 201
+
+        async def patch(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+            response = await client.patch("/api/players/p", json=body, headers=ADMIN_HEADERS)
+            return response.status, await response.json()
+
+        status, bad = await patch({"connection": "outbound", "url": random_url})
+        assert status == 400 and bad["error"]["field"] == "url"
+        status, outbound = await patch({"connection": "outbound"})
+        assert status == 200 and outbound["connection"] == "outbound" and outbound["url"] == ""
+        token = outbound["token"]
+        assert isinstance(token, str) and token.startswith("bot_")
+        server = str(client.make_url(""))
+        async with ggp(
+            ["connect", "--server", server, "--token", token, "--player", random_url],
+            tmp_path / "relay.err",
+        ) as relay:
+            await relay.wait_for_line("connected to")
+            checks = await _checks_finished(client, "p", 2)  # registered, then connected
+            assert [check["target"] for check in checks] == ["outbound", random_url]
+            assert all(check["passed"] for check in checks), checks
+            match_id = await queue(client, ["p", None], playclock=1, step_limit=4)
+            match = await wait_for_status(client, match_id, {"finished", "aborted"})
+            assert match["status"] == "finished", match
+            assert (await log_of(client, match_id))["playerTransports"] == ["websocket", None]
+
+            status, bad = await patch({"connection": "http"})
+            assert status == 400 and bad["error"]["field"] == "url"
+            status, back = await patch({"connection": "http", "url": random_url})
+            assert status == 200 and back["connection"] == "http" and back["token"] is None
+            assert back["url"] == random_url
+            assert relay.process is not None
+            assert await asyncio.wait_for(relay.process.wait(), 30) == 1  # token dropped
+        assert not service.bots.connected("p")
+        checks = await _checks_finished(client, "p", 3)
+        assert checks[0]["trigger"] == "url changed" and checks[0]["target"] == random_url
+        match_id = await queue(client, ["p", None], playclock=1, step_limit=4)
+        match = await wait_for_status(client, match_id, {"finished", "aborted"})
+        assert match["status"] == "finished", match
+        assert (await log_of(client, match_id))["playerTransports"] == ["http", None]
+
+
+async def _checks_finished(
+    client: aiohttp.test_utils.TestClient, name: str, count: int
+) -> list[dict[str, Any]]:
+    async with asyncio.timeout(60):
+        while True:
+            checks: list[dict[str, Any]] = await (
+                await client.get(f"/api/players/{name}/checks")
+            ).json()
+            if sum(check["status"] == "finished" for check in checks) >= count:
+                return checks
+            await asyncio.sleep(0.1)
+
+
+async def test_a_relay_killed_with_a_message_in_flight_does_not_pass_it_on_twice(
+    tmp_path: Path,
+) -> None:
+    asked: list[str] = []
+
+    async def slow_player(request: web.Request) -> web.Response:
+        text = (await request.read()).decode()
+        if "info" in text.lower():
+            return web.Response(text="( ( name Slow ) ( status available ) )")
+        asked.append(text)
+        await asyncio.sleep(3)  # still thinking when its relay is killed
+        return web.Response(text="( mark 1 1 )")
+
+    app = web.Application()
+    app.router.add_post("/", slow_player)
+    player = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+    await player.setup()
+    await web.TCPSite(player, "127.0.0.1", 0).start()
+    host, port = player.addresses[0][:2]
+    try:
+        async with running_service(tmp_path, sqlite(tmp_path)) as (service, client):
+            token = await register_outbound(client, "relayed")
+            args = ["connect", "--server", str(client.make_url("")), "--token", token]
+            args += ["--player", f"http://{host}:{port}/", "--journal", str(tmp_path / "j.jsonl")]
+            async with ggp(args, tmp_path / "relay1.err") as relay:
+                await relay.wait_for_line("connected to")
+                sending = asyncio.create_task(
+                    service.bots.channel("relayed").send("( PLAY m1 NIL )", time_limit=20)
+                )
+                await _until(lambda: len(asked) == 1)
+                await relay.kill(signal.SIGKILL)
+            async with ggp(args, tmp_path / "relay2.err") as again:
+                await again.wait_for_line("connected to")
+                reply = await sending
+        # the message came again on the new socket; the journal kept it from the player
+        assert asked == ["( PLAY m1 NIL )"]
+        assert reply.error is not None and "not passed on twice" in reply.message, reply
+    finally:
+        await player.cleanup()

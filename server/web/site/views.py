@@ -27,6 +27,7 @@ from server.store.page_reads import (
     step_errors,
 )
 from server.tournament.spec import Format
+from server.store.player_checks import list_checks
 
 from .charts import line_chart
 from .figures import game_figures, results_by_role
@@ -162,6 +163,7 @@ class Site:
             ratings=ratings,
             chart=chart,
             rated=len(history),
+            checks=await list_checks(self.store, name, limit=10),
         )
 
     async def games_page(self, request: web.Request) -> web.Response:
