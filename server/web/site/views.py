@@ -26,8 +26,8 @@ from server.store.page_reads import (
     rating_line,
     step_errors,
 )
-from server.tournament.spec import Format
 from server.store.player_checks import list_checks
+from server.tournament.spec import Format
 
 from .charts import line_chart
 from .figures import game_figures, results_by_role
