@@ -81,11 +81,16 @@ class LiveHub:
 
     def publish(self, event: MatchEvent) -> None:
         """The runner's observer: never blocks, never raises."""
-        viewers = self._viewers.get(event.match_id)
-        if not viewers:
+        if not self._viewers.get(event.match_id):
             return
         payload = event_payload(event)
-        if payload is None:
+        if payload is not None:
+            self.publish_payload(event.match_id, payload)
+
+    def publish_payload(self, match_id: str, payload: dict[str, Any]) -> None:
+        """Hand a page payload (from this process or another's notification) to the viewers."""
+        viewers = self._viewers.get(match_id)
+        if not viewers:
             return
         self.published += 1
         for subscription in list(viewers):
