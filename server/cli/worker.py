@@ -41,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seconds without a heartbeat after which a worker counts as lost (default 10)",
     )
     parser.add_argument(
+        "--check-alive",
+        metavar="NAME",
+        help="do not work: exit 0 when the worker NAME has sent a heartbeat within "
+        "--lost-after seconds, else 1 (a health check)",
+    )
+    parser.add_argument(
         "--requeue-interrupted",
         action="store_true",
         help="queue again a match outside a tournament whose worker was lost",
@@ -71,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if args.check_alive:
+        from .serve import _run_loop
+
+        return _run_loop(_check_alive(url, args.check_alive, args.lost_after))
     games = [name.strip() for name in args.games.split(",") if name.strip()] if args.games else None
     options: dict[str, object] = {
         "games": games,
@@ -155,3 +165,30 @@ async def _work(url: str, settings: object) -> int:
     await runner.close()
     await store.close()
     return EXIT_FAILED if failed else 0
+
+
+async def _check_alive(url: str, name: str, lost_after: float) -> int:
+    from server.store import Store, now_ms, redacted
+    from server.workers.claims import workers_table
+
+    store = Store(url)
+    try:
+        await store.open()
+        rows = {row["name"]: row for row in await workers_table(store)}
+    except Exception as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"ggp worker: cannot read {redacted(url)}: {reason}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        await store.close()
+    row = rows.get(name)
+    if row is None:
+        print(f"worker {name}: never started", file=sys.stderr)
+        return EXIT_FAILED
+    age = (now_ms() - row["heartbeat_at"]) / 1000
+    if row["stopped_at"] is not None or age > lost_after:
+        state = "stopped" if row["stopped_at"] is not None else f"silent for {age:.0f} s"
+        print(f"worker {name}: {state}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"worker {name}: alive, {row['running']} of {row['concurrency']} matches running")
+    return 0

@@ -7,6 +7,8 @@ every match is played by worker processes, against player processes, over loopba
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -248,9 +250,24 @@ async def test_a_worker_limited_to_some_games_never_takes_others(
                             await asyncio.sleep(0.3)
                     await asyncio.sleep(3)  # time enough to take another job, were it allowed
                     rows = {row["id"]: row for row in await all_matches(store)}
+                    metrics = await (await client.get("/metrics")).text()
+                    alive = await asyncio.to_thread(check_alive, url, "small")
+                assert alive.returncode == 0 and "alive, 0 of 4" in alive.stdout, alive
+                gone = await asyncio.to_thread(check_alive, url, "small")
+                assert gone.returncode == 1 and "stopped" in gone.stderr, gone
+    assert 'ggp_queue_depth{game="nineBoardTicTacToe"} 3.0' in metrics
+    assert 'ggp_worker_capacity{worker="small"} 4.0' in metrics
+    assert "ggp_matches_stalled 0.0" in metrics
     assert all(rows[match_id]["worker"] == "small" for match_id in mine)
     assert all(rows[match_id]["status"] == "queued" for match_id in others)
     assert all(rows[match_id]["worker"] is None for match_id in others)
+
+
+def check_alive(url: str, name: str) -> subprocess.CompletedProcess[str]:
+    command = ["worker", "--database", url, "--check-alive", name]
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", *command], capture_output=True, text=True, timeout=60
+    )
 
 
 async def test_live_steps_reach_the_service_from_a_worker_process(
