@@ -25,7 +25,9 @@ def command(name: str) -> Any:
 
 
 def workers() -> list[str]:
-    return sorted(name for name, spec in services().items() if spec.get("command", [""])[1:2] == ["worker"])
+    return sorted(
+        name for name, spec in services().items() if spec.get("command", [""])[1:2] == ["worker"]
+    )
 
 
 def test_the_service_serves_only_and_two_workers_run_the_matches() -> None:

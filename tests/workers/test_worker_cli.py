@@ -34,6 +34,8 @@ def test_a_worker_names_a_database_it_cannot_reach(tmp_path: Path) -> None:
 
 
 def test_serve_without_a_runner_needs_postgresql(tmp_path: Path) -> None:
-    done = ggp("serve", "--no-runner", "--data", str(tmp_path / "data"), "--port", "0", cwd=tmp_path)
+    done = ggp(
+        "serve", "--no-runner", "--data", str(tmp_path / "data"), "--port", "0", cwd=tmp_path
+    )
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "--no-runner needs a PostgreSQL" in done.stderr
