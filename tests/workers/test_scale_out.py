@@ -309,3 +309,32 @@ async def _read_events(client: TestClient, match_id: str) -> list[tuple[str, Any
                 if kind == "end":
                     break
     return events
+
+
+async def test_an_abort_through_the_api_reaches_the_worker_running_the_match(
+    postgres_base_url: str, tmp_path: Path, key_file: Path
+) -> None:
+    url = await prepared_database(postgres_base_url)
+    aborts = tmp_path / "aborts.txt"
+    aborts.touch()
+    slow = {"slow-a": f"{BOTS}:SlowFirst", "slow-b": f"{BOTS}:SlowFirst"}
+    env = {"GGP_TEST_ABORT_LOG": str(aborts), "GGP_TEST_THINK": "0.3"}
+    with players(slow, env) as urls:
+        async with running_service(tmp_path / "service", url, no_runner=True) as (_, client):
+            await register(client, urls, max_matches=1)
+            match_id = await queue(client, ["slow-a", "slow-b"])
+            worker = WorkerProcess(url, "far", key_file)
+            async with open_store(url) as store:
+                with workers_running(worker):
+                    assert await _wait_for_running_match(store, "far") == match_id
+                    response = await client.post(
+                        f"/api/matches/{match_id}/abort", headers=ADMIN_HEADERS
+                    )
+                    assert response.status == 200, await response.text()
+                    answer = await response.json()
+                    log = await store.signed_record(match_id)
+                    steps = len(await store.steps(match_id))
+    assert answer["status"] == "aborted"
+    assert log is not None and '"isAborted":true' in log.replace(" ", "")
+    assert steps >= 3
+    assert aborts.read_text().split().count(match_id) == 2  # both players were told
