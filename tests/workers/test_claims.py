@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from server.store import MatchStatus, Store
+from sqlalchemy import insert, text
+
+from server.store import MatchStatus, Store, now_ms
+from server.store.tables import match_players, matches
 
 from .harness import all_matches, open_store, prepared_database
 
@@ -40,16 +43,34 @@ def race(url: str, names: list[str]) -> dict[str, list[str]]:
 
 
 async def queue_many(store: Store, count: int, players: list[str | None]) -> None:
-    for number in range(count):
-        await store.queue_match(
-            f"race-{number:05d}",
-            game_name="double_tictactoe_dengji",
-            game_version=1,
-            players=players,
-            start_clock=1,
-            play_clock=1,
-            policy="random",
-            config={},
+    """Queue ``count`` matches in one transaction (the trigger gives each its job)."""
+    ids = [f"race-{number:05d}" for number in range(count)]
+    async with store.engine.begin() as connection:
+        await connection.execute(
+            insert(matches),
+            [
+                {
+                    "id": match_id,
+                    "game_name": "double_tictactoe_dengji",
+                    "game_version": 1,
+                    "status": MatchStatus.QUEUED.value,
+                    "players": players,
+                    "start_clock": 1,
+                    "play_clock": 1,
+                    "policy": "random",
+                    "config": {},
+                    "queued_at": now_ms() + number,
+                }
+                for number, match_id in enumerate(ids)
+            ],
+        )
+        await connection.execute(
+            insert(match_players),
+            [
+                {"match_id": match_id, "seat": seat, "player": player}
+                for match_id in ids
+                for seat, player in enumerate(players)
+            ],
         )
 
 
@@ -67,6 +88,9 @@ async def test_two_workers_never_claim_the_same_match_over_thousands_of_claims(
     async with open_store(url) as store:
         rows = await all_matches(store)
     assert all(row["status"] == MatchStatus.RUNNING.value for row in rows)
+    async with open_store(url) as store, store.engine.connect() as connection:
+        jobs = (await connection.execute(text("SELECT count(*) FROM procrastinate_jobs"))).scalar()
+    assert jobs == 2000  # the trigger gave each queued match one job
     assert {row["id"] for row in rows if row["worker"] == "left"} == left
 
 
