@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from sqlalchemy import func, select
+from sqlalchemy import ARRAY, Text, func, literal, select
 
 from server.match import MatchEvent, PlayersStarted, StepPlayed
 from server.store import MatchStatus, NotFound, Store
@@ -39,22 +39,44 @@ async def notify(store: Store, payload: dict[str, Any]) -> None:
 
 
 class StepNotifier:
-    """A match observer that notifies each stored step; put it after the store's observer."""
+    """A match observer that notifies each stored step; put it after the store's observer.
+
+    Notifications of concurrent matches share one statement (``pg_notify`` over an array):
+    a step costs one small payload, not one transaction.  A lost notification costs a
+    viewer a refresh, never the match.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._pending: list[str] = []
+        self._writer: asyncio.Task[None] | None = None
 
-    async def __call__(self, event: MatchEvent) -> None:
+    def __call__(self, event: MatchEvent) -> None:
         if isinstance(event, PlayersStarted):
             step = 0
         elif isinstance(event, StepPlayed):
             step = event.step
         else:
             return
-        try:
-            await notify(self.store, {"m": event.match_id, "s": step})
-        except Exception as error:  # a lost event costs a viewer a refresh, never the match
-            log.warning("match %s: notifying step %d failed: %s", event.match_id, step, error)
+        self._pending.append(json.dumps({"m": event.match_id, "s": step}, separators=(",", ":")))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            try:
+                rows = (
+                    func.unnest(literal(batch, ARRAY(Text)))
+                    .table_valued("payload")
+                    .render_derived(name="batch")
+                )
+                async with self.store.engine.begin() as connection:
+                    await connection.execute(
+                        select(func.pg_notify(EVENTS_CHANNEL, rows.c.payload)).select_from(rows)
+                    )
+            except Exception as error:
+                log.warning("notifying %d steps failed: %s", len(batch), error)
 
 
 Publish = Callable[[str, dict[str, Any]], None]
