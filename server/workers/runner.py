@@ -34,6 +34,7 @@ from server.store import MatchRow, MatchStatus, NotFound, Store, now_ms
 
 from .claims import Busy, Claimed, Missing, beat, claim_match, still_running
 from .events import StepNotifier, notify
+from .heartbeat import HeartbeatThread
 from .jobs import JobSystem, PlayersBusy, RetryWhileBusy, queues_for
 from .schema import RUN_MATCH_TASK
 from .sweeper import LostMatchSweeper
@@ -125,6 +126,7 @@ class JobRunner(QueueRunner):
         """Wall time spent claiming (the transaction that moves a match to running)."""
         self.busy_retries = 0
         self._worker: Worker | None = None
+        self._heartbeat: HeartbeatThread | None = None
         self._worker_task: asyncio.Task[None] | None = None
         self._side_tasks: list[asyncio.Task[None]] = []
         self._started_at = now_ms()
@@ -149,6 +151,11 @@ class JobRunner(QueueRunner):
         )
         await self._beat()
         self._worker_task = asyncio.create_task(self._worker.run(), name="job-worker")
+        worker = self._worker
+        self._heartbeat = HeartbeatThread(
+            self.store.url, lambda: worker.worker_id, settings.heartbeat_seconds
+        )
+        self._heartbeat.start()
         self._side_tasks = [
             asyncio.create_task(self._beat_loop(), name="worker-beat"),
             asyncio.create_task(self._sweep_loop(), name="worker-sweep"),
@@ -188,6 +195,8 @@ class JobRunner(QueueRunner):
                     await self._worker_task
             except Exception:
                 log.exception("the job worker failed")
+        if self._heartbeat is not None:
+            await asyncio.to_thread(self._heartbeat.stop)
         with contextlib.suppress(Exception):
             await self._beat(stopped=True)
         await self.jobs.close()
