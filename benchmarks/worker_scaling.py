@@ -233,8 +233,12 @@ async def one_run(
         finally:
             for process in processes:
                 process.terminate()
-            for process in processes:
-                process.wait(30)
+            for process in processes:  # a loaded machine may take a while to stop them
+                try:
+                    process.wait(120)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(10)
         async with store.engine.connect() as connection:
             finished = int(
                 await connection.scalar(
