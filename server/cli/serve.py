@@ -73,6 +73,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="largest request body (default 2 MB)",
     )
     parser.add_argument(
+        "--no-runner",
+        action="store_true",
+        help="PostgreSQL only: serve the API and pages, run no matches (ggp worker runs them)",
+    )
+    parser.add_argument(
         "--demo",
         action="store_true",
         help="start the bundled players, register them and queue a few matches to watch",
@@ -102,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
             demo=args.demo,
             check_players=not args.no_player_checks,
             require_passed_check=args.require_passed_check,
+            no_runner=args.no_runner,
         )
     except ValidationError as error:
         problem = error.errors()[0]

@@ -116,6 +116,8 @@ matches = Table(
     Column("goals", JSON, nullable=True),
     Column("header", JSON, nullable=True),
     Column("signed_record", Text, nullable=True),
+    Column("worker", String(200), nullable=True),
+    Column("job_id", BigInteger, nullable=True),
     Index("ix_matches_status_queued_at", "status", "queued_at"),
     Index("ix_matches_game_name", "game_name"),
     Index("ix_matches_tournament_id", "tournament_id"),
@@ -124,6 +126,19 @@ matches = Table(
     Index("uq_matches_tournament_schedule", "tournament_id", "schedule_key", unique=True),
     Index("ix_matches_queued_at", "queued_at", "id"),  # the pages' lists, newest first
     Index("ix_matches_game_status_queued", "game_name", "status", "queued_at"),
+)
+
+match_workers = Table(
+    "match_workers",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("host", String(200), nullable=False),
+    Column("games", JSON, nullable=True),
+    Column("concurrency", Integer, nullable=False),
+    Column("running", Integer, nullable=False),
+    Column("started_at", BigInteger, nullable=False),
+    Column("heartbeat_at", BigInteger, nullable=False),
+    Column("stopped_at", BigInteger, nullable=True),
 )
 
 match_players = Table(

@@ -23,13 +23,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from server.bots.check_queue import CheckSettings, PlayerChecks
 from server.bots.hub import BotHub
 from server.catalog import seed_bundled_games
+from server.errors import InvalidInput
 from server.league import TournamentDriver
 from server.match import PlayerChannel
 from server.records.signing import load_or_create_host_key
 from server.registry import Registry, RegistrySettings
 from server.runner import QueueRunner, RunnerMetrics, RunnerSettings
-from server.store import PlayerRecord, Store
+from server.store import PlayerRecord, Store, is_sqlite
 from server.store.bot_tokens import OUTBOUND, player_for_bot_token
+from server.workers import EventListener, JobControl, JobRunner, ScaleOutMetrics, WorkerSettings
+from server.workers.runner import default_worker_name
 
 from .auth import admin_token_hash
 from .settings import ServiceSettings
@@ -84,6 +87,9 @@ class Service:
         """The player checker, run in the background (see :mod:`server.bots.check_queue`)."""
         self._key: Ed25519PrivateKey | None = None
         self._runner: QueueRunner | None = None
+        self._events: EventListener | None = None
+        """On PostgreSQL: match events from every worker, for the hub and the driver."""
+        self._monitor: asyncio.Task[None] | None = None
         self.tournaments: TournamentDriver | None = None
         """Drives the running tournaments (set by :meth:`start`)."""
         self.admin_hash = ""
@@ -130,19 +136,7 @@ class Service:
             self.executor = ProcessPoolExecutor(
                 max_workers=1, mp_context=multiprocessing.get_context("spawn")
             )
-            self._runner = QueueRunner(
-                self.store,
-                self._key,
-                RunnerSettings(
-                    concurrency=settings.concurrency,
-                    requeue_interrupted=settings.requeue_interrupted,
-                    poll_seconds=settings.poll_seconds,
-                ),
-                metrics=self.metrics,
-                pre_match_check=self.registry.check_before_match,
-                watchers=[self.live.publish],
-                channel_for=self.channel_for,
-            )
+            self._runner = self._make_runner()
             await self._runner.start()
             self.tournaments = TournamentDriver(
                 self.store,
@@ -152,6 +146,8 @@ class Service:
             )
             self._runner.on_match_end.append(self.tournaments.wake)
             await self.tournaments.start()
+            if isinstance(self._runner, JobRunner | JobControl):
+                await self._start_scale_out(self._runner, self.tournaments)
             await self.registry.start()
         except BaseException:
             await self.close()
@@ -162,6 +158,11 @@ class Service:
         """Stop the runner (running matches are aborted), the pings and the database."""
         await self.extra_cleanup.aclose()
         await self.checks.close()
+        if self._monitor is not None:
+            self._monitor.cancel()
+            await asyncio.gather(self._monitor, return_exceptions=True)
+        if self._events is not None:
+            await self._events.close()
         await self.registry.close()
         if self.tournaments is not None:
             await self.tournaments.close()
@@ -174,6 +175,74 @@ class Service:
             self.executor = None
         await self.store.close()
         self.started = False
+
+    def _make_runner(self) -> QueueRunner:
+        """The in-process runner on SQLite; on PostgreSQL a worker of the shared job queue
+        (or, with ``no_runner``, queue control without running matches)."""
+        settings = self.settings
+        assert self._key is not None
+        if is_sqlite(settings.effective_database_url):
+            if settings.no_runner:
+                raise InvalidInput(
+                    "--no-runner needs a PostgreSQL database that workers share",
+                    field="no_runner",
+                )
+            return QueueRunner(
+                self.store,
+                self._key,
+                RunnerSettings(
+                    concurrency=settings.concurrency,
+                    requeue_interrupted=settings.requeue_interrupted,
+                    poll_seconds=settings.poll_seconds,
+                ),
+                metrics=self.metrics,
+                pre_match_check=self.registry.check_before_match,
+                watchers=[self.live.publish],
+                channel_for=self.channel_for,
+            )
+        if settings.no_runner:
+            return JobControl(
+                self.store,
+                self._key,
+                requeue_interrupted=settings.requeue_interrupted,
+                metrics=self.metrics,
+                channel_for=self.channel_for,
+            )
+        return JobRunner(
+            self.store,
+            self._key,
+            WorkerSettings(
+                name=f"serve-{default_worker_name()}",
+                concurrency=settings.concurrency,
+                requeue_interrupted=settings.requeue_interrupted,
+                poll_seconds=min(settings.poll_seconds, 0.5),
+            ),
+            metrics=self.metrics,
+            pre_match_check=self.registry.check_before_match,
+            watchers=[self.live.publish],
+            channel_for=self.channel_for,
+        )
+
+    async def _start_scale_out(
+        self, runner: JobRunner | JobControl, driver: TournamentDriver
+    ) -> None:
+        """Listen to every worker's match events; keep the scale-out gauges fresh."""
+        local = runner.running
+
+        def end(match_id: str) -> None:
+            driver.wake()
+
+        self._events = EventListener(
+            self.store,
+            publish=self.live.publish_payload,
+            watched=lambda match_id: match_id not in local and self.live.viewers(match_id) > 0,
+            on_end=end,
+        )
+        await self._events.start()
+        gauges = ScaleOutMetrics(self.metrics.registry)
+        self._monitor = asyncio.create_task(
+            gauges.keep_fresh(self.store, runner.jobs, runner.sweeper), name="scale-out-metrics"
+        )
 
     def channel_for(self, player: PlayerRecord, *, wait: bool = True) -> PlayerChannel | None:
         """How the runner and the registry reach an outbound bot (``None``: by HTTP)."""

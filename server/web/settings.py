@@ -81,6 +81,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("max_body_bytes", "--max-body", None, "Largest request body, in bytes (default 2 MB)."),
     Setting(
+        "no_runner",
+        "--no-runner",
+        None,
+        "PostgreSQL only: serve the API and pages and run no matches; `ggp worker` processes "
+        "run them.",
+    ),
+    Setting(
         "demo",
         "--demo",
         None,
@@ -118,6 +125,8 @@ class ServiceSettings(BaseModel):
     check_concurrency: int = Field(default=2, ge=1, le=100)
     """Player checks run at once."""
     demo: bool = False
+    no_runner: bool = False
+    """Run no matches in this process (PostgreSQL only: `ggp worker` processes run them)."""
     host_key_file: Path | None = None
     """The host key; default ``host_key.pem`` in the data folder (or ``$GGP_HOST_KEY``)."""
     poll_seconds: float = Field(default=1.0, gt=0)

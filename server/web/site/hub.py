@@ -114,6 +114,16 @@ class LiveHub:
         if viewers:
             self._fan_out(viewers, event_payload(event))
 
+    def publish_payload(self, match_id: str, payload: dict[str, Any]) -> None:
+        """Hand a page payload (from another process's notification) to the match's viewers,
+        and an end to the home page's."""
+        if payload.get("kind") == "end" and EVERY_MATCH in self._viewers:
+            ended = {"kind": "ended", "id": match_id, "reason": str(payload.get("reason"))}
+            self._fan_out(self._viewers[EVERY_MATCH], {**ended, "goals": payload.get("goals")})
+        viewers = self._viewers.get(match_id)
+        if viewers:
+            self._fan_out(viewers, payload)
+
     def _fan_out(self, viewers: set[Subscription], payload: dict[str, Any] | None) -> None:
         if payload is None:
             return
