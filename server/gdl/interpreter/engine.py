@@ -93,7 +93,16 @@ class _Tabling:
     answers. The newest calls are evaluated first, as a top-down prover would.
     """
 
-    __slots__ = ("engine", "active", "answers", "tables", "consumers", "pending", "current")
+    __slots__ = (
+        "engine",
+        "active",
+        "answers",
+        "tables",
+        "consumers",
+        "pending",
+        "queued",
+        "current",
+    )
 
     def __init__(self, engine: Interpreter) -> None:
         self.engine = engine
@@ -102,6 +111,7 @@ class _Tabling:
         self.tables: dict[tuple, DemandTable] = {}
         self.consumers: dict[tuple, set[tuple]] = {}
         self.pending: list[tuple] = []
+        self.queued: set[tuple] = set()
         self.current: tuple | None = None
 
     def _register(self, table: DemandTable, call: tuple) -> set:
@@ -109,6 +119,7 @@ class _Tabling:
         self.tables[call] = table
         self.consumers[call] = set()
         self.pending.append(call)
+        self.queued.add(call)
         return answers
 
     def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> list:
@@ -123,7 +134,7 @@ class _Tabling:
         self.active = True
         try:
             root = self._register(table, call)
-            queued = set(self.pending)
+            queued = self.queued
             while self.pending:
                 if first and root:
                     return list(root)  # enough for the caller; not complete, so not kept
@@ -137,8 +148,6 @@ class _Tabling:
                 add = self.engine._counted(answers)
                 for function in self.engine._demand_functions(caller.key, positions):
                     function(caller.db, [values], add)
-                for new_call in self.pending:
-                    queued.add(new_call)
                 if len(answers) != before:
                     for consumer in self.consumers[current]:
                         if consumer not in queued:
@@ -153,6 +162,7 @@ class _Tabling:
             self.tables = {}
             self.consumers = {}
             self.pending = []
+            self.queued = set()
         return table.memo[memo_key]
 
 
