@@ -6,6 +6,7 @@ import logging
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import cast
 
 from .engine import Engine
 from .errors import (
@@ -17,7 +18,7 @@ from .errors import (
 )
 from .parser import Rule, parse_gdl, parse_term
 from .state import State
-from .terms import RawTerm, Term, to_kif, unwrap, wrap, wrap_all
+from .terms import Compound, Constant, RawTerm, Term, to_kif, unwrap, wrap
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,17 @@ def _as_term(move: object) -> RawTerm:
             return parse_term(text)
         return text
     raise TypeError(f"a move must be a term or KIF text, not {type(move).__name__}")
+
+
+def _known_move(move: object) -> RawTerm | None:
+    """``move`` itself when it may be looked up as it is (a term as handed out by
+    :meth:`Game.legal_moves`, or a constant's name), else None."""
+    kind = type(move)
+    if kind is Compound or kind is tuple:
+        return move  # type: ignore[return-value]
+    if (kind is Constant or kind is str) and "(" not in move and " " not in move:  # type: ignore[operator]
+        return move  # type: ignore[return-value]
+    return None
 
 
 class Game:
@@ -116,6 +128,13 @@ class Game:
         except OutsideGroundingError:
             return self._fallback().legal_moves(state, role)
 
+    def _legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
+        """The engine's copy of ``move`` when it is legal (a hashable term), else None."""
+        try:
+            return self.engine.legal_move(state, role, move)
+        except OutsideGroundingError:
+            return self._fallback().legal_move(state, role, move)
+
     def _goal_values(self, state: State, role: str) -> list[RawTerm]:
         try:
             return self.engine.goal_values(state, role)
@@ -155,12 +174,12 @@ class Game:
     def legal_moves(self, state: State, role: str) -> list[Term]:
         """The role's legal moves in ``state``, in a deterministic order."""
         self._check_role(role)
-        return wrap_all(self._legal(state, role))
+        return cast(list[Term], self._legal(state, role))  # a new list of public terms
 
     def is_legal(self, state: State, role: str, move: object) -> bool:
         """Whether ``move`` (a term or KIF text) is legal for ``role`` in ``state``."""
         self._check_role(role)
-        return _as_term(move) in self._legal(state, role)
+        return self._legal_move(state, role, _as_term(move)) is not None
 
     def next_state(self, state: State, moves: Sequence[object]) -> State:
         """The state after every role plays its move (in role order).
@@ -172,11 +191,20 @@ class Game:
                 f"expected {len(self.roles)} moves (one per role: {', '.join(self.roles)}), "
                 f"got {len(moves)}"
             )
-        joint = [_as_term(move) for move in moves]
-        for role, move in zip(self.roles, joint, strict=True):
-            legal = self._legal(state, role)
-            if move not in legal:
-                raise IllegalMoveError(role, to_kif(move), [to_kif(m) for m in legal])
+        joint: list[RawTerm] = []
+        for role, move in zip(self.roles, moves, strict=True):
+            known = _known_move(move)
+            try:
+                found = None if known is None else self._legal_move(state, role, known)
+            except TypeError:  # not hashable: the slow path below says what is wrong
+                found = None
+            if found is None:
+                term = _as_term(move)
+                found = self._legal_move(state, role, term)
+                if found is None:
+                    legal = self._legal(state, role)
+                    raise IllegalMoveError(role, to_kif(term), [to_kif(m) for m in legal])
+            joint.append(found)
         try:
             return self.engine.next_state(state, joint)
         except OutsideGroundingError:

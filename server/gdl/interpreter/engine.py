@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from ..errors import GdlError
 from ..parser import Rule
 from ..state import State
-from ..terms import RawTerm, sort_key
+from ..terms import RawTerm, sort_key, unwrap, wrap
 from .codegen import CompiledRule, IndexSpec, Relation, RuleCompiler
 from .program import (
     DOES_KEY,
@@ -169,12 +169,13 @@ class _Tabling:
 class _StateContext:
     """Relations computed for one state."""
 
-    __slots__ = ("db", "done", "legal")
+    __slots__ = ("db", "done", "legal", "legal_sets")
 
     def __init__(self, db: dict[RelationKey, Relation]) -> None:
         self.db = db
         self.done: set[int] = set()
         self.legal: dict[str, list[RawTerm]] | None = None
+        self.legal_sets: dict[str, dict[RawTerm, RawTerm]] = {}
 
 
 class Interpreter:
@@ -418,16 +419,26 @@ class Interpreter:
     def initial_state(self) -> State:
         return self._initial
 
-    def legal_moves(self, state: State, role: str) -> list[RawTerm]:
+    def _legal(self, state: State) -> _StateContext:
         context = self._context(state)
         if context.legal is None:
             grouped: dict[str, list[RawTerm]] = {}
+            raw: dict[str, dict[RawTerm, RawTerm]] = {}
             for who, move in self._derive(state, LEGAL_KEY).facts:
-                grouped.setdefault(who, []).append(move)
+                grouped.setdefault(who, []).append(wrap(move))
+                raw.setdefault(who, {})[move] = move
             for moves in grouped.values():
                 moves.sort(key=sort_key)
             context.legal = grouped
-        return context.legal.get(role, [])
+            context.legal_sets = raw
+        return context
+
+    def legal_moves(self, state: State, role: str) -> list[RawTerm]:
+        return list(self._legal(state).legal.get(role, ()))  # type: ignore[union-attr]
+
+    def legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
+        members = self._legal(state).legal_sets.get(role)
+        return None if members is None else members.get(move)
 
     def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if len(moves) != len(self.roles):
@@ -438,7 +449,8 @@ class Interpreter:
                 self._evaluate(component, context.db)
                 context.done.add(component.index)
         db = dict(context.db)
-        db[DOES_KEY] = Relation(set(zip(self.roles, moves, strict=True)))
+        raw = [m if m.__class__ is str or m.__class__ is tuple else unwrap(m) for m in moves]
+        db[DOES_KEY] = Relation(set(zip(self.roles, raw, strict=True)))
         for component in self._plans[NEXT_KEY]:
             if component.layer == "move":
                 self._evaluate(component, db)
