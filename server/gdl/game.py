@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import cast
@@ -42,15 +43,13 @@ def _as_term(move: object) -> RawTerm:
     raise TypeError(f"a move must be a term or KIF text, not {type(move).__name__}")
 
 
-def _known_move(move: object) -> RawTerm | None:
-    """``move`` itself when it may be looked up as it is (a term as handed out by
-    :meth:`Game.legal_moves`, or a constant's name), else None."""
+def _known_move(move: object) -> bool:
+    """Whether ``move`` may be looked up as it is: a term as :meth:`Game.legal_moves`
+    hands it out, or a constant's name (not KIF text to read first)."""
     kind = type(move)
     if kind is Compound or kind is tuple:
-        return move  # type: ignore[return-value]
-    if (kind is Constant or kind is str) and "(" not in move and " " not in move:  # type: ignore[operator]
-        return move  # type: ignore[return-value]
-    return None
+        return True
+    return (kind is Constant or kind is str) and "(" not in move and " " not in move  # type: ignore[operator]
 
 
 class Game:
@@ -83,6 +82,10 @@ class Game:
 
             check(self.rules)
         chosen = engine or os.environ.get("GGP_ENGINE") or "auto"
+        self.fallback_reason: str | None = None
+        """Why ``auto`` chose the interpreter (None when it did not fall back)."""
+        self.failed_compile_seconds = 0.0
+        """CPU time the failed compile attempt took before the fallback."""
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
         self._interpreter: Engine | None = None
@@ -104,6 +107,7 @@ class Game:
             )
         if time_limit is None:
             time_limit = float(os.environ.get("GGP_COMPILE_TIME_LIMIT", DEFAULT_TIME_LIMIT))
+        started = time.thread_time()
         try:
             return compile_engine(
                 self.rules, max_ground_rules=max_ground_rules, time_limit=time_limit
@@ -111,6 +115,8 @@ class Game:
         except GdlError as reason:
             if engine == "compiled":
                 raise
+            self.failed_compile_seconds = time.thread_time() - started
+            self.fallback_reason = getattr(reason, "reason", str(reason))
             log.info("using the interpreter: %s", reason)
             return Interpreter(self.rules)
 
@@ -192,11 +198,11 @@ class Game:
                 f"got {len(moves)}"
             )
         joint: list[RawTerm] = []
+        legal_move = self.engine.legal_move
         for role, move in zip(self.roles, moves, strict=True):
-            known = _known_move(move)
-            try:
-                found = None if known is None else self._legal_move(state, role, known)
-            except TypeError:  # not hashable: the slow path below says what is wrong
+            try:  # the common case: a term as legal_moves handed it out
+                found = legal_move(state, role, move) if _known_move(move) else None  # type: ignore[arg-type]
+            except (TypeError, OutsideGroundingError):  # the slow path says what is wrong
                 found = None
             if found is None:
                 term = _as_term(move)

@@ -194,16 +194,17 @@ class CompiledEngine:
 
     def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         joint = []
-        for r, move in enumerate(moves):
-            j = self._move_index[r].get(move)
+        bits = self._compact_of(state)
+        does_bits = self._does_bits
+        for r, index in enumerate(self._move_index):
+            j = index.get(moves[r])
             if j is None:
-                raise OutsideGroundingError(f"{self.roles[r]} can never play {move!r} in this game")
+                raise OutsideGroundingError(
+                    f"{self.roles[r]} can never play {moves[r]!r} in this game"
+                )
             joint.append(j)
-        compact = self._compact_of(state)
-        bits = 0
-        for r, j in enumerate(joint):
-            bits |= self._does_bits[r][j]
-        return State.from_compact(self, self._next(compact | bits, *joint))
+            bits |= does_bits[r][j]
+        return State.from_compact(self, self._next(bits, *joint))
 
     def is_terminal(self, state: State) -> bool:
         return self.terminal_compact(self._compact_of(state))
