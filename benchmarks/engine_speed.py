@@ -255,8 +255,10 @@ def api_steps(game: Game) -> Callable[[random.Random, float], int]:
         state = game.initial_state()
         steps = 0
         while not game.is_terminal(state):
-            joint = [rng.choice(game.legal_moves(state, role)) for role in game.roles]
-            state = game.next_state(state, joint)
+            choices = [game.legal_moves(state, role) for role in game.roles]
+            if not all(choices):  # a role without a legal move: the playout is stuck
+                return steps
+            state = game.next_state(state, [rng.choice(moves) for moves in choices])
             steps += 1
             if time.process_time() >= deadline:
                 return steps
