@@ -290,10 +290,15 @@ def corpus_speeds(directory: Path, reference: Path, seconds: float, names: list[
             for i, (c, w) in enumerate(zip(CORPUS_COLUMNS, widths, strict=True))
         )
     )
-    wanted = set(names)
+    wanted = bool(names)
     totals = {"games": 0, "compiled": 0, "ratios": [], "failed": []}
-    for path in sorted(directory.glob("*.kif")):
-        if wanted and path.stem not in wanted:
+    paths = sorted(directory.glob("*.kif"))
+    if wanted:  # named games, also bundled ones and paths
+        found = {path.stem: path for path in paths}
+        paths = [found.get(name) or game_path(name) or Path(name) for name in names]
+    for path in paths:
+        if not path.is_file():
+            print(f"{path.stem:<34} (not found)", flush=True)
             continue
         start = time.process_time()
         try:
