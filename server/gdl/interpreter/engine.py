@@ -38,8 +38,9 @@ CACHED_STATES = 32
 MATERIALISE_BUDGET = 30_000
 """Facts a relation may reach before it is computed on demand instead."""
 STATE_MATERIALISE_BUDGET = 300
-"""The same for relations recomputed for every state, where a move usually asks only a
-few facts of a large helper relation (chess's diagonals, a maze's paths)."""
+"""The same for relations that depend on the state (not on the moves): recomputed for
+every state, while a move usually asks only a few facts of a large helper relation
+(chess's diagonals, a maze's paths)."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
 
 
@@ -311,7 +312,7 @@ class Interpreter:
             self._tried.add(component.index)
             outer_budget = self._budget
             self._budget = (
-                MATERIALISE_BUDGET if component.layer == "static" else STATE_MATERIALISE_BUDGET
+                STATE_MATERIALISE_BUDGET if component.layer == "state" else MATERIALISE_BUDGET
             )
             try:
                 self._materialise(component, db)
