@@ -2,7 +2,7 @@
 
     python benchmarks/engine_speed.py                 # the five benchmark games
     python benchmarks/engine_speed.py --runs 7 --seconds 2 ticTacToe
-    python benchmarks/engine_speed.py --corpus        # which corpus games compile
+    python benchmarks/engine_speed.py --corpus --seconds 2   # every corpus game
 
 A transition is one step of a uniformly random playout from the initial state:
 the terminal test, every role's legal moves, a random joint move and the next state
@@ -21,6 +21,11 @@ process (so that other work on a shared machine disturbs the figures less). Colu
 - batched: many states advanced at once with NumPy (``--batch`` states per batch;
   a state that ends starts again from the initial state).
 
+With ``--corpus``, every game of ``../shared/conformance/games`` (or the named ones)
+is loaded with engine ``auto`` and measured once for ``--seconds`` of CPU time per
+figure (see ``CORPUS_COLUMNS``); the ratio to GGP-Base's prover is printed where
+``../shared/conformance/prover-speed.csv`` has the game's figure.
+
 Games are the shared corpus's ticTacToe, connectFour and breakthrough (read from
 ``../shared/conformance/games``) and the bundled nineBoardTicTacToe and
 double_tictactoe_dengji; a name or a ``.kif`` path may be given instead.
@@ -29,6 +34,7 @@ double_tictactoe_dengji; a name or a ``.kif`` path may be given instead.
 from __future__ import annotations
 
 import argparse
+import csv
 import random
 import statistics
 import sys
@@ -39,10 +45,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from server.gdl import Game, GdlError  # noqa: E402
 from server.gdl.compiled import CompiledEngine, CompileError  # noqa: E402
 from server.gdl.parser import Rule, parse_gdl  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "conformance" / "games"
+REFERENCE = ROOT.parent / "shared" / "conformance" / "prover-speed.csv"
 BUNDLED = ROOT / "server" / "games"
 DEFAULT_GAMES = [
     "ticTacToe",
@@ -198,26 +206,152 @@ def benchmark(names: list[str], runs: int, seconds: float, batch: int, skip_inte
         print(f"{name:<26}" + "".join(f"{c:>18}" for c in cells), flush=True)
 
 
-def corpus_census(directory: Path, time_limit: float) -> None:
-    """Compile every game of the corpus; print which fell back, why, and the totals."""
-    compiled = 0
-    reasons: dict[str, list[str]] = {}
+CORPUS_COLUMNS = [
+    "game",
+    "setup s",
+    "engine",
+    "failed compile s",
+    "api/s",
+    "playout/s",
+    "prover/s",
+    "ratio",
+]
+"""The columns of ``--corpus``: CPU seconds to load the game with engine ``auto``, the
+engine it chose, the CPU time of a failed compile attempt, transitions per second
+through the public ``Game`` API and in the generated playout loop, the reference
+prover's transitions per second and our public API's figure over it."""
+
+
+def reference_speeds(path: Path) -> dict[str, float]:
+    """GGP-Base prover transitions per second by game; empty when the file is absent."""
+    if not path.is_file():
+        return {}
+    speeds: dict[str, float] = {}
+    for row in csv.DictReader(path.read_text(encoding="utf-8").splitlines()):
+        speeds[row["game"]] = float(row["prover_transitions_per_second"])
+    return speeds
+
+
+def timed_rate(step: Callable[[random.Random, float], int], seconds: float) -> float:
+    """Transitions per CPU second of ``step`` (called until ``seconds`` of CPU time
+    have passed; it stops at the deadline it is given, even inside a playout), after
+    a warm-up of a fifth of that."""
+    rng = random.Random(1)
+    step(rng, time.process_time() + seconds / 5)
+    transitions = 0
+    start = time.process_time()
+    deadline = start + seconds
+    while True:
+        transitions += step(rng, deadline)
+        now = time.process_time()
+        if now >= deadline:
+            return transitions / (now - start)
+
+
+def api_steps(game: Game) -> Callable[[random.Random, float], int]:
+    """Random playouts through the public API, cut at the deadline."""
+
+    def run(rng: random.Random, deadline: float) -> int:
+        state = game.initial_state()
+        steps = 0
+        while not game.is_terminal(state):
+            choices = [game.legal_moves(state, role) for role in game.roles]
+            if not all(choices):  # a role without a legal move: the playout is stuck
+                return steps
+            state = game.next_state(state, [rng.choice(moves) for moves in choices])
+            steps += 1
+            if time.process_time() >= deadline:
+                return steps
+        game.defined_goals(state)
+        return steps
+
+    return run
+
+
+def loop_steps(engine: CompiledEngine) -> Callable[[random.Random, float], int]:
+    """The generated playout loop (a playout is short enough not to be cut)."""
+
+    def run(rng: random.Random, deadline: float) -> int:
+        return loop_playout(engine)(rng)
+
+    return run
+
+
+def corpus_speeds(directory: Path, reference: Path, seconds: float, names: list[str]) -> None:
+    """Per corpus game: set-up, the engine ``auto`` picks, speeds, ratio to the prover."""
+    speeds = reference_speeds(reference)
+    if not speeds:
+        print(f"no reference figures at {reference}: the ratio is left out")
+    print(f"{seconds:g} s of CPU time per figure; engine auto with its default limits")
+    widths = [34, 9, 12, 17, 12, 12, 11, 9]
+    print(
+        "".join(
+            f"{c:<{w}}" if i == 0 else f"{c:>{w}}"
+            for i, (c, w) in enumerate(zip(CORPUS_COLUMNS, widths, strict=True))
+        )
+    )
+    wanted = bool(names)
+    totals = {"games": 0, "compiled": 0, "ratios": [], "failed": []}
     paths = sorted(directory.glob("*.kif"))
+    if wanted:  # named games, also bundled ones and paths
+        found = {path.stem: path for path in paths}
+        paths = [found.get(name) or game_path(name) or Path(name) for name in names]
     for path in paths:
-        rules = parse_gdl(path.read_text(encoding="utf-8"))
-        start = time.thread_time()
-        try:
-            CompiledEngine.from_rules(rules, time_limit=time_limit)
-        except CompileError as error:
-            spent = time.thread_time() - start
-            print(f"{path.stem:<36} falls back ({spent:.2f} s): {error.reason}", flush=True)
-            reasons.setdefault(type(error).__name__, []).append(path.stem)
+        if not path.is_file():
+            print(f"{path.stem:<34} (not found)", flush=True)
             continue
-        compiled += 1
-        print(f"{path.stem:<36} compiled in {time.thread_time() - start:.3f} s", flush=True)
-    print(f"\n{compiled} of {len(paths)} games compiled within {time_limit} s of CPU time")
-    for kind, games in sorted(reasons.items()):
-        print(f"  {len(games)} fell back with {kind}: {', '.join(games)}")
+        start = time.process_time()
+        try:
+            game = Game.from_file(path, engine="auto")
+        except GdlError as error:
+            print(f"{path.stem:<34} refused: {error}", flush=True)
+            continue
+        setup = time.process_time() - start
+        engine = game.engine
+        api = timed_rate(api_steps(game), seconds)
+        loop = (
+            timed_rate(loop_steps(engine), seconds) if isinstance(engine, CompiledEngine) else None
+        )
+        prover = speeds.get(path.stem)
+        ratio = api / prover if prover else None
+        totals["games"] += 1
+        totals["compiled"] += engine.name == "compiled"
+        if ratio is not None:
+            totals["ratios"].append((ratio, path.stem))
+        if game.fallback_reason is not None:
+            totals["failed"].append(game.failed_compile_seconds)
+        cells = [
+            path.stem,
+            f"{setup:.2f}",
+            engine.name,
+            f"{game.failed_compile_seconds:.2f}" if game.fallback_reason else "-",
+            f"{api:,.0f}",
+            "-" if loop is None else f"{loop:,.0f}",
+            "-" if prover is None else f"{prover:,.4g}",
+            "-" if ratio is None else f"{ratio:.3g}",
+        ]
+        print(
+            "".join(
+                f"{c:<{w}}" if i == 0 else f"{c:>{w}}"
+                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            ),
+            flush=True,
+        )
+    games, compiled = totals["games"], totals["compiled"]
+    print(f"\n{compiled} of {games} games on the compiled engine")
+    failed = sorted(totals["failed"])  # type: ignore[arg-type]
+    if failed:
+        print(
+            f"failed compile attempts: median {statistics.median(failed):.2f} s, "
+            f"longest {failed[-1]:.2f} s"
+        )
+    ratios = sorted(totals["ratios"])  # type: ignore[arg-type]
+    if ratios:
+        below = [f"{name} ({ratio:.2g})" for ratio, name in ratios if ratio < 10]
+        print(
+            f"ratio to the prover: lowest {ratios[0][0]:.3g} ({ratios[0][1]}); "
+            f"{len(below)} of {len(ratios)} under 10: {', '.join(below) or 'none'}"
+        )
 
 
 def main() -> int:
@@ -227,18 +361,26 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one run")
     parser.add_argument("--batch", type=int, default=4096, help="states per batch")
     parser.add_argument("--no-interpreter", action="store_true", help="skip the slow column")
-    parser.add_argument("--corpus", action="store_true", help="compile-or-fall-back census")
-    parser.add_argument("--time-limit", type=float, default=2.0, help="census time limit")
+    parser.add_argument(
+        "--corpus",
+        action="store_true",
+        help="every corpus game (or the named ones): set-up, engine, speeds, prover ratio",
+    )
+    parser.add_argument("--corpus-dir", type=Path, default=CORPUS, help="games for --corpus")
+    parser.add_argument(
+        "--reference", type=Path, default=REFERENCE, help="prover figures (CSV) for --corpus"
+    )
     parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     args = parser.parse_args()
     if args.list_columns:
-        print("\n".join(COLUMNS))
+        print("\n".join(CORPUS_COLUMNS if args.corpus else COLUMNS))
         return 0
     if args.corpus:
-        if not CORPUS.is_dir():
-            print(f"no corpus at {CORPUS}")
+        if not args.corpus_dir.is_dir():
+            print(f"no corpus at {args.corpus_dir}")
             return 1
-        corpus_census(CORPUS, args.time_limit)
+        names = [] if args.games == DEFAULT_GAMES else args.games
+        corpus_speeds(args.corpus_dir, args.reference, args.seconds, names)
         return 0
     benchmark(args.games, args.runs, args.seconds, args.batch, args.no_interpreter)
     return 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import cast
 
 from .engine import Engine
 from .errors import (
@@ -17,7 +19,7 @@ from .errors import (
 )
 from .parser import Rule, parse_gdl, parse_term
 from .state import State
-from .terms import RawTerm, Term, to_kif, unwrap, wrap, wrap_all
+from .terms import Compound, Constant, RawTerm, Term, to_kif, unwrap, wrap
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,15 @@ def _as_term(move: object) -> RawTerm:
             return parse_term(text)
         return text
     raise TypeError(f"a move must be a term or KIF text, not {type(move).__name__}")
+
+
+def _known_move(move: object) -> bool:
+    """Whether ``move`` may be looked up as it is: a term as :meth:`Game.legal_moves`
+    hands it out, or a constant's name (not KIF text to read first)."""
+    kind = type(move)
+    if kind is Compound or kind is tuple:
+        return True
+    return (kind is Constant or kind is str) and "(" not in move and " " not in move  # type: ignore[operator]
 
 
 class Game:
@@ -71,6 +82,10 @@ class Game:
 
             check(self.rules)
         chosen = engine or os.environ.get("GGP_ENGINE") or "auto"
+        self.fallback_reason: str | None = None
+        """Why ``auto`` chose the interpreter (None when it did not fall back)."""
+        self.failed_compile_seconds = 0.0
+        """CPU time the failed compile attempt took before the fallback."""
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
         self._interpreter: Engine | None = None
@@ -92,6 +107,7 @@ class Game:
             )
         if time_limit is None:
             time_limit = float(os.environ.get("GGP_COMPILE_TIME_LIMIT", DEFAULT_TIME_LIMIT))
+        started = time.thread_time()
         try:
             return compile_engine(
                 self.rules, max_ground_rules=max_ground_rules, time_limit=time_limit
@@ -99,6 +115,8 @@ class Game:
         except GdlError as reason:
             if engine == "compiled":
                 raise
+            self.failed_compile_seconds = time.thread_time() - started
+            self.fallback_reason = getattr(reason, "reason", str(reason))
             log.info("using the interpreter: %s", reason)
             return Interpreter(self.rules)
 
@@ -115,6 +133,13 @@ class Game:
             return self.engine.legal_moves(state, role)
         except OutsideGroundingError:
             return self._fallback().legal_moves(state, role)
+
+    def _legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
+        """The engine's copy of ``move`` when it is legal (a hashable term), else None."""
+        try:
+            return self.engine.legal_move(state, role, move)
+        except OutsideGroundingError:
+            return self._fallback().legal_move(state, role, move)
 
     def _goal_values(self, state: State, role: str) -> list[RawTerm]:
         try:
@@ -155,12 +180,12 @@ class Game:
     def legal_moves(self, state: State, role: str) -> list[Term]:
         """The role's legal moves in ``state``, in a deterministic order."""
         self._check_role(role)
-        return wrap_all(self._legal(state, role))
+        return cast(list[Term], self._legal(state, role))  # a new list of public terms
 
     def is_legal(self, state: State, role: str, move: object) -> bool:
         """Whether ``move`` (a term or KIF text) is legal for ``role`` in ``state``."""
         self._check_role(role)
-        return _as_term(move) in self._legal(state, role)
+        return self._legal_move(state, role, _as_term(move)) is not None
 
     def next_state(self, state: State, moves: Sequence[object]) -> State:
         """The state after every role plays its move (in role order).
@@ -172,11 +197,20 @@ class Game:
                 f"expected {len(self.roles)} moves (one per role: {', '.join(self.roles)}), "
                 f"got {len(moves)}"
             )
-        joint = [_as_term(move) for move in moves]
-        for role, move in zip(self.roles, joint, strict=True):
-            legal = self._legal(state, role)
-            if move not in legal:
-                raise IllegalMoveError(role, to_kif(move), [to_kif(m) for m in legal])
+        joint: list[RawTerm] = []
+        legal_move = self.engine.legal_move
+        for role, move in zip(self.roles, moves, strict=True):
+            try:  # the common case: a term as legal_moves handed it out
+                found = legal_move(state, role, move) if _known_move(move) else None  # type: ignore[arg-type]
+            except (TypeError, OutsideGroundingError):  # the slow path says what is wrong
+                found = None
+            if found is None:
+                term = _as_term(move)
+                found = self._legal_move(state, role, term)
+                if found is None:
+                    legal = self._legal(state, role)
+                    raise IllegalMoveError(role, to_kif(term), [to_kif(m) for m in legal])
+            joint.append(found)
         try:
             return self.engine.next_state(state, joint)
         except OutsideGroundingError:

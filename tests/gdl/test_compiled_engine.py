@@ -4,6 +4,7 @@ with the interpreter."""
 
 from __future__ import annotations
 
+import pickle
 import random
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ from server.gdl.compiled import (
     OutsideGroundingError,
     compile_engine,
 )
+from server.gdl.interpreter import Interpreter
 from server.gdl.parser import parse_gdl, parse_term
 from server.gdl.state import State
 
@@ -200,6 +202,40 @@ def test_compact_states_convert_to_states_and_back() -> None:
     state = engine.decode(result.state)
     assert engine.encode(state) == result.state
     assert len(state.facts) == 10
+
+
+def test_states_made_from_compact_forms_behave_like_states_made_from_fluents() -> None:
+    engine = compiled(TIC_TAC_TOE)
+    other = compiled(TIC_TAC_TOE)
+    interpreter = Interpreter(parse_gdl(TIC_TAC_TOE))
+    rng = random.Random(3)
+    state, plain = engine.initial_state(), interpreter.initial_state()
+    while not engine.is_terminal(state):
+        joint = [rng.choice(engine.legal_moves(state, role)) for role in engine.roles]
+        state, plain = engine.next_state(state, joint), interpreter.next_state(plain, joint)
+        # equal, hashing alike and pickled as fluents, whoever made them
+        copy = pickle.loads(pickle.dumps(state))
+        assert state == plain == copy and plain == state
+        assert hash(state) == hash(plain) == hash(copy)
+        assert {plain: 1}[state] == 1
+        # a state of one engine is read by another engine of the same game
+        assert other.legal_moves(state, "xPlayer") == interpreter.legal_moves(plain, "xPlayer")
+        assert engine.legal_moves(copy, "oPlayer") == interpreter.legal_moves(plain, "oPlayer")
+        assert engine.is_terminal(plain) == interpreter.is_terminal(plain)
+    assert engine.goal_values(state, "xPlayer") == interpreter.goal_values(plain, "xPlayer")
+    assert state.facts == plain.facts and state.to_kif() == plain.to_kif()
+
+
+def test_legal_moves_are_public_terms_and_new_lists() -> None:
+    engine = compiled(TIC_TAC_TOE)
+    state = engine.initial_state()
+    moves = engine.legal_moves(state, "xPlayer")
+    assert [str(move) for move in moves][:2] == ["(mark 1 1)", "(mark 1 2)"]
+    moves.clear()
+    assert len(engine.legal_moves(state, "xPlayer")) == 9
+    assert engine.legal_move(state, "xPlayer", ("mark", "2", "2")) == ("mark", "2", "2")
+    assert engine.legal_move(state, "oPlayer", ("mark", "2", "2")) is None
+    assert engine.legal_move(state, "oPlayer", "noop") == "noop"
 
 
 def _sample_states(engine: CompiledEngine, count: int, seed: int) -> list[int]:

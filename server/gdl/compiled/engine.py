@@ -10,7 +10,7 @@ from typing import Any
 
 from ..parser import Rule
 from ..state import State
-from ..terms import RawTerm
+from ..terms import RawTerm, Term, wrap
 from .batch import BatchRunner
 from .codegen import compile_plan
 from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
@@ -59,6 +59,8 @@ class CompiledEngine:
         ]
         self._role_index = {role: r for r, role in enumerate(self.roles)}
         self._goal_terms = [[value for value, _ in goals] for goals in network.goals]
+        self._public_moves: list[list[Term]] = [[wrap(m) for m in ms] for ms in network.moves]
+        self._last_goals: tuple[int, list[list[RawTerm]]] | None = None
         self.terminal_compact: Callable[[int], bool] = namespace["terminal"]
         self.legal_indices: Callable[[int], tuple[list[int], ...]] = namespace["legal"]
         self._legal_role = [namespace[f"legal_{r}"] for r in range(len(self.roles))]
@@ -66,6 +68,7 @@ class CompiledEngine:
         self._next = namespace["next"]
         self._playout = namespace["playout"]
         self.initial_compact: int = network.init_mask
+        self._initial_state = State.from_compact(self, self.initial_compact)
 
     @classmethod
     def from_rules(
@@ -108,14 +111,18 @@ class CompiledEngine:
             raise OutsideGroundingError(f"unknown fluent {error.args[0]!r}") from None
 
     def decode(self, compact: int) -> State:
-        """The :class:`State` of a compact state."""
+        """The :class:`State` of a compact state (its fluents decoded when first asked)."""
+        return State.from_compact(self, compact)
+
+    def decode_facts(self, compact: int) -> list[RawTerm]:
+        """The fluents of a compact state."""
         fluents = self.fluents
         facts = []
         while compact:
             low = compact & -compact
             facts.append(fluents[low.bit_length() - 1])
             compact ^= low
-        return State(facts)
+        return facts
 
     def joint_bits(self, joint: Sequence[int]) -> int:
         """The input bits of a joint move given as one move index per role."""
@@ -153,29 +160,62 @@ class CompiledEngine:
 
     # -- the Engine contract -------------------------------------------------------
 
+    def _compact_of(self, state: State) -> int:
+        """The compact form of a state, kept on the state after the first conversion."""
+        if state._owner is self:  # the hot path: a state this engine made or met
+            return state._compact  # type: ignore[return-value]
+        compact = self.encode(state)
+        state.attach(self, compact)
+        return compact
+
+    def _legal_of(self, state: State) -> tuple[list[int], ...]:
+        """Every role's legal move indices in ``state``, computed once per state."""
+        if state._owner is not self:
+            state.attach(self, self.encode(state))
+        legal = state._memo
+        if legal is None:
+            legal = state._memo = self.legal_indices(state._compact)  # type: ignore[arg-type]
+        return legal  # type: ignore[return-value]
+
     def initial_state(self) -> State:
-        return self.decode(self.initial_compact)
+        return self._initial_state
 
     def legal_moves(self, state: State, role: str) -> list[RawTerm]:
         r = self._role_index[role]
-        moves = self.moves[r]
-        return [moves[j] for j in self._legal_role[r](self.encode(state))]
+        moves = self._public_moves[r]
+        return [moves[j] for j in self._legal_of(state)[r]]
+
+    def legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
+        r = self._role_index[role]
+        j = self._move_index[r].get(move)
+        if j is None or j not in self._legal_of(state)[r]:
+            return None
+        return self._public_moves[r][j]
 
     def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         joint = []
-        for r, move in enumerate(moves):
-            j = self._move_index[r].get(move)
+        bits = self._compact_of(state)
+        does_bits = self._does_bits
+        for r, index in enumerate(self._move_index):
+            j = index.get(moves[r])
             if j is None:
-                raise OutsideGroundingError(f"{self.roles[r]} can never play {move!r} in this game")
+                raise OutsideGroundingError(
+                    f"{self.roles[r]} can never play {moves[r]!r} in this game"
+                )
             joint.append(j)
-        return self.decode(self.next_compact(self.encode(state), joint))
+            bits |= does_bits[r][j]
+        return State.from_compact(self, self._next(bits, *joint))
 
     def is_terminal(self, state: State) -> bool:
-        return self.terminal_compact(self.encode(state))
+        return self.terminal_compact(self._compact_of(state))
 
     def goal_values(self, state: State, role: str) -> list[RawTerm]:
         r = self._role_index[role]
-        return self.goals_compact(self.encode(state))[r]
+        compact = self._compact_of(state)
+        last = self._last_goals
+        if last is None or last[0] != compact:
+            last = self._last_goals = (compact, self.goals_compact(compact))
+        return list(last[1][r])
 
 
 def _roles(rules: list[Rule]) -> list[str]:

@@ -29,6 +29,10 @@ Path = tuple[int, ...]
 MAX_NESTED_LOOPS = 16
 DEMAND_UNBOUND_COST = 1e9
 DEMAND_WAIT_FACTOR = 1e3
+DEMAND_WAIT_LIMIT = 100.0
+"""An on-demand literal waits for a literal that binds its unknowns only when that
+literal is this cheap; enumerating a large domain (every ``succ`` pair) to ask fully
+bound questions costs more than one question with an unknown."""
 
 
 def _access(base: str, path: Path) -> str:
@@ -281,12 +285,19 @@ class RuleCompiler:
             unknown = [arg for arg in args if not variables_of(arg) <= bound]
             if len(unknown) == len(args):
                 return DEMAND_UNBOUND_COST
-            others: set[str] = set()
+            missing = variables_of(atom) - bound
+            waiting = False
             for position in remaining or ():
                 other = body[position]
-                if other is not atom and _is_positive_atom(other):
-                    others |= variables_of(other)
-            waiting = bool((variables_of(atom) - bound) & others)
+                if (
+                    other is not atom
+                    and _is_positive_atom(other)
+                    and not self.on_demand(relation_key(other))
+                    and missing & variables_of(other)
+                    and self._cost(other, bound) <= DEMAND_WAIT_LIMIT
+                ):
+                    waiting = True
+                    break
             return 10.0 ** len(unknown) * (DEMAND_WAIT_FACTOR if waiting else 1.0)
         pattern = _analyse_pattern(args, {name: name for name in bound})
         spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from ..errors import GdlError
 from ..parser import Rule
 from ..state import State
-from ..terms import RawTerm, sort_key
+from ..terms import RawTerm, sort_key, unwrap, wrap
 from .codegen import CompiledRule, IndexSpec, Relation, RuleCompiler
 from .program import (
     DOES_KEY,
@@ -37,6 +37,10 @@ DYNAMIC_GUESS = 64.0
 CACHED_STATES = 32
 MATERIALISE_BUDGET = 30_000
 """Facts a relation may reach before it is computed on demand instead."""
+STATE_MATERIALISE_BUDGET = 300
+"""The same for relations that depend on the state (not on the moves): recomputed for
+every state, while a move usually asks only a few facts of a large helper relation
+(chess's diagonals, a maze's paths)."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
 
 
@@ -93,7 +97,16 @@ class _Tabling:
     answers. The newest calls are evaluated first, as a top-down prover would.
     """
 
-    __slots__ = ("engine", "active", "answers", "tables", "consumers", "pending", "current")
+    __slots__ = (
+        "engine",
+        "active",
+        "answers",
+        "tables",
+        "consumers",
+        "pending",
+        "queued",
+        "current",
+    )
 
     def __init__(self, engine: Interpreter) -> None:
         self.engine = engine
@@ -102,6 +115,7 @@ class _Tabling:
         self.tables: dict[tuple, DemandTable] = {}
         self.consumers: dict[tuple, set[tuple]] = {}
         self.pending: list[tuple] = []
+        self.queued: set[tuple] = set()
         self.current: tuple | None = None
 
     def _register(self, table: DemandTable, call: tuple) -> set:
@@ -109,6 +123,7 @@ class _Tabling:
         self.tables[call] = table
         self.consumers[call] = set()
         self.pending.append(call)
+        self.queued.add(call)
         return answers
 
     def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> list:
@@ -123,7 +138,7 @@ class _Tabling:
         self.active = True
         try:
             root = self._register(table, call)
-            queued = set(self.pending)
+            queued = self.queued
             while self.pending:
                 if first and root:
                     return list(root)  # enough for the caller; not complete, so not kept
@@ -137,8 +152,6 @@ class _Tabling:
                 add = self.engine._counted(answers)
                 for function in self.engine._demand_functions(caller.key, positions):
                     function(caller.db, [values], add)
-                for new_call in self.pending:
-                    queued.add(new_call)
                 if len(answers) != before:
                     for consumer in self.consumers[current]:
                         if consumer not in queued:
@@ -153,18 +166,20 @@ class _Tabling:
             self.tables = {}
             self.consumers = {}
             self.pending = []
+            self.queued = set()
         return table.memo[memo_key]
 
 
 class _StateContext:
     """Relations computed for one state."""
 
-    __slots__ = ("db", "done", "legal")
+    __slots__ = ("db", "done", "legal", "legal_sets")
 
     def __init__(self, db: dict[RelationKey, Relation]) -> None:
         self.db = db
         self.done: set[int] = set()
         self.legal: dict[str, list[RawTerm]] | None = None
+        self.legal_sets: dict[str, dict[RawTerm, RawTerm]] = {}
 
 
 class Interpreter:
@@ -296,7 +311,9 @@ class Interpreter:
         ):
             self._tried.add(component.index)
             outer_budget = self._budget
-            self._budget = MATERIALISE_BUDGET
+            self._budget = (
+                STATE_MATERIALISE_BUDGET if component.layer == "state" else MATERIALISE_BUDGET
+            )
             try:
                 self._materialise(component, db)
             except _TooLarge:
@@ -408,16 +425,26 @@ class Interpreter:
     def initial_state(self) -> State:
         return self._initial
 
-    def legal_moves(self, state: State, role: str) -> list[RawTerm]:
+    def _legal(self, state: State) -> _StateContext:
         context = self._context(state)
         if context.legal is None:
             grouped: dict[str, list[RawTerm]] = {}
+            raw: dict[str, dict[RawTerm, RawTerm]] = {}
             for who, move in self._derive(state, LEGAL_KEY).facts:
-                grouped.setdefault(who, []).append(move)
+                grouped.setdefault(who, []).append(wrap(move))
+                raw.setdefault(who, {})[move] = move
             for moves in grouped.values():
                 moves.sort(key=sort_key)
             context.legal = grouped
-        return context.legal.get(role, [])
+            context.legal_sets = raw
+        return context
+
+    def legal_moves(self, state: State, role: str) -> list[RawTerm]:
+        return list(self._legal(state).legal.get(role, ()))  # type: ignore[union-attr]
+
+    def legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
+        members = self._legal(state).legal_sets.get(role)
+        return None if members is None else members.get(move)
 
     def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if len(moves) != len(self.roles):
@@ -428,7 +455,8 @@ class Interpreter:
                 self._evaluate(component, context.db)
                 context.done.add(component.index)
         db = dict(context.db)
-        db[DOES_KEY] = Relation(set(zip(self.roles, moves, strict=True)))
+        raw = [m if m.__class__ is str or m.__class__ is tuple else unwrap(m) for m in moves]
+        db[DOES_KEY] = Relation(set(zip(self.roles, raw, strict=True)))
         for component in self._plans[NEXT_KEY]:
             if component.layer == "move":
                 self._evaluate(component, db)

@@ -1,0 +1,106 @@
+"""``benchmarks/engine_speed.py --corpus`` on a small folder of games: one row per game
+with the columns it lists, the ratio to the reference prover where the reference has a
+figure, and none (cleanly) when the reference file is absent."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "engine_speed.py"
+GAMES = Path(__file__).resolve().parent / "traces" / "games"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--corpus", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+
+
+def rows(output: str, names: list[str]) -> dict[str, list[str]]:
+    found = {}
+    for line in output.splitlines():
+        cells = line.split()
+        if cells and cells[0] in names:
+            found[cells[0]] = cells
+    return found
+
+
+def test_corpus_columns_are_listed() -> None:
+    listed = run("--list-columns")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        "game",
+        "setup s",
+        "engine",
+        "failed compile s",
+        "api/s",
+        "playout/s",
+        "prover/s",
+        "ratio",
+    ]
+
+
+def test_each_game_gets_a_row_with_its_ratio_where_the_reference_has_a_figure(
+    tmp_path: Path,
+) -> None:
+    games = tmp_path / "games"
+    shutil.copytree(GAMES, games)
+    reference = tmp_path / "prover-speed.csv"
+    reference.write_text("game,prover_transitions_per_second\ncountdown,10\n", encoding="utf-8")
+    result = run("--corpus-dir", str(games), "--reference", str(reference), "--seconds", "0.05")
+    assert result.returncode == 0, result.stderr
+    found = rows(result.stdout, ["countdown", "guess", "walk"])
+    assert sorted(found) == ["countdown", "guess", "walk"]
+    countdown = found["countdown"]
+    assert countdown[2] == "compiled" and countdown[3] == "-"
+    api, prover, ratio = (float(cell.replace(",", "")) for cell in countdown[4:5] + countdown[6:])
+    assert prover == 10 and abs(ratio - api / 10) <= 0.01 * ratio
+    assert found["walk"][6:] == ["-", "-"]
+    assert "3 of 3 games on the compiled engine" in result.stdout
+
+
+def test_without_the_reference_file_the_ratio_is_left_out(tmp_path: Path) -> None:
+    result = run(
+        "--corpus-dir",
+        str(GAMES),
+        "--reference",
+        str(tmp_path / "absent.csv"),
+        "--seconds",
+        "0.05",
+        "walk",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no reference figures" in result.stdout
+    assert rows(result.stdout, ["walk"])["walk"][6:] == ["-", "-"]
+
+
+def test_a_game_that_falls_back_shows_the_failed_compile_attempt(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--corpus",
+            "--corpus-dir",
+            str(GAMES),
+            "--seconds",
+            "0.05",
+            "guess",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={"GGP_COMPILE_MAX_RULES": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 0, result.stderr
+    guess = rows(result.stdout, ["guess"])["guess"]
+    assert guess[2] == "interpreter" and float(guess[3]) >= 0 and guess[5] == "-"
+    assert "0 of 1 games on the compiled engine" in result.stdout
