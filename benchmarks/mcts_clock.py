@@ -154,7 +154,7 @@ async def lane(
             try:
                 row = await one_match(url, name, index, args)
             except Exception as error:  # a game the server refuses: reported, not fatal
-                row = Row(name, failure=f"{type(error).__name__}: {error}"[:120])
+                row = Row(name, failure=" ".join(f"{type(error).__name__}: {error}".split())[:120])
             row.busy_after = await until_available(url)
             rows.append(row)
             print(

@@ -61,6 +61,9 @@ ABORT_BUDGET = 0.5
 SILENCE_MARGIN = 10.0
 """Seconds past a match's clock that the server may stay silent before the match is forgotten."""
 
+LOAD_WAIT_SHARE = 0.5
+"""The share of its play clock a PLAY waits for rules that START is still loading."""
+
 SWEEP_INTERVAL = 0.5
 """Seconds between two looks for matches whose server has gone silent."""
 
@@ -255,13 +258,13 @@ class PlayerAgent:
 
     async def _loaded(self, match_id: str, received: float) -> PlayerMatch | None:
         """The match, once its rules are loaded if START is still loading them (a machine
-        too busy to load them within the start clock); None if it is not known by the
-        time the play clock runs out."""
+        too busy to load them within the start clock); None if they are not loaded within
+        half the play clock (the other half is for the move, or the answer is late)."""
         starting = self._starting.get(match_id)
         if starting is not None:
             loaded, play_clock = starting
             with contextlib.suppress(TimeoutError):
-                left = received + play_clock - self.reply_margin - time.monotonic()
+                left = received + LOAD_WAIT_SHARE * play_clock - time.monotonic()
                 await asyncio.wait_for(loaded.wait(), timeout=max(0.0, left))
         return self.matches.get(match_id)
 

@@ -225,7 +225,7 @@ def slow_loading(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("slow_loading")
 async def test_a_play_that_comes_while_the_rules_still_load_waits_for_them():
     async with running(PlayerAgent(LegalPlayer())) as url:
-        start = asyncio.ensure_future(send(url, start_message("m.slow", "left", 1, 5)))
+        start = asyncio.ensure_future(send(url, start_message("m.slow", "left", 1, 20)))
         await asyncio.sleep(0.3)  # the server gave up on START and plays on
         assert (await send(url, "( PLAY m.slow NIL )")).body == "tick"
         assert (await start).body == "ready"
@@ -241,3 +241,15 @@ async def test_a_match_aborted_while_its_rules_load_is_not_kept():
         await start
         assert parse_info_reply((await send(url, "( INFO )")).body).available
     assert agent.matches == {}
+
+
+@pytest.mark.usefixtures("slow_loading")
+async def test_a_play_waits_for_loading_rules_only_half_its_clock():
+    async with running(PlayerAgent(LegalPlayer())) as url:
+        start = asyncio.ensure_future(send(url, start_message("m.late", "left", 1, 1)))
+        await asyncio.sleep(0.3)
+        sent = time.monotonic()
+        assert (await send(url, "( PLAY m.late NIL )")).body == "busy"
+        assert time.monotonic() - sent < 1.0  # answered within the play clock
+        await start
+        assert (await send(url, "( ABORT m.late )")).body == "aborted"
