@@ -61,6 +61,9 @@ ABORT_BUDGET = 0.5
 SILENCE_MARGIN = 10.0
 """Seconds past a match's clock that the server may stay silent before the match is forgotten."""
 
+LOAD_WAIT_SHARE = 0.5
+"""The share of its play clock a PLAY waits for rules that START is still loading."""
+
 SWEEP_INTERVAL = 0.5
 """Seconds between two looks for matches whose server has gone silent."""
 
@@ -98,7 +101,9 @@ class PlayerAgent:
         self.matches: dict[str, PlayerMatch] = {}
         self._silent_after: dict[str, float] = {}
         self._clock_ends: dict[str, float] = {}
-        self._starting: set[str] = set()
+        self._starting: dict[str, tuple[asyncio.Event, int]] = {}
+        """Matches whose rules are loading: set when loaded, and the play clock."""
+        self._ended_while_starting: set[str] = set()
         self._fallback_rng = random.Random(player.seed)
         self._background: set[asyncio.Future[None]] = set()
 
@@ -217,11 +222,19 @@ class PlayerAgent:
             or message.match_id in self._starting
         ):
             return BUSY
-        self._starting.add(message.match_id)
+        loaded = asyncio.Event()
+        self._starting[message.match_id] = (loaded, message.play_clock)
         try:
             game, state = await in_thread(_load_game, message, name="player-load")
+        except BaseException:
+            self._ended_while_starting.discard(message.match_id)
+            raise
         finally:
-            self._starting.discard(message.match_id)
+            del self._starting[message.match_id]
+            loaded.set()
+        if message.match_id in self._ended_while_starting:  # STOP or ABORT came first
+            self._ended_while_starting.discard(message.match_id)
+            return READY
         match = PlayerMatch(
             match_id=message.match_id,
             role=message.role,
@@ -243,8 +256,20 @@ class PlayerAgent:
             self._answered(match)
         return READY
 
+    async def _loaded(self, match_id: str, received: float) -> PlayerMatch | None:
+        """The match, once its rules are loaded if START is still loading them (a machine
+        too busy to load them within the start clock); None if they are not loaded within
+        half the play clock (the other half is for the move, or the answer is late)."""
+        starting = self._starting.get(match_id)
+        if starting is not None:
+            loaded, play_clock = starting
+            with contextlib.suppress(TimeoutError):
+                left = received + LOAD_WAIT_SHARE * play_clock - time.monotonic()
+                await asyncio.wait_for(loaded.wait(), timeout=max(0.0, left))
+        return self.matches.get(match_id)
+
     async def _play(self, message: Play, received: float) -> str:
-        match = self.matches.get(message.match_id)
+        match = await self._loaded(message.match_id, received)
         if match is None:
             return BUSY
         self._heard(match, received, match.play_clock)
@@ -260,6 +285,9 @@ class PlayerAgent:
             self._answered(match)
 
     async def _stop(self, message: Stop, received: float) -> str:
+        if message.match_id in self._starting:
+            self._ended_while_starting.add(message.match_id)
+            return DONE
         match = self.matches.pop(message.match_id, None)
         if match is None:
             return BUSY
@@ -273,6 +301,9 @@ class PlayerAgent:
         return DONE
 
     async def _abort(self, message: Abort, received: float) -> str:
+        if message.match_id in self._starting:
+            self._ended_while_starting.add(message.match_id)
+            return ABORTED
         match = self.matches.pop(message.match_id, None)
         if match is None:
             return BUSY

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 from player_http import TICKING, TICKING_RULES, send, send_raw, start_message
@@ -205,3 +206,50 @@ async def test_a_huge_start_is_accepted():
     async with running(PlayerAgent(LegalPlayer())) as url:
         assert (await send(url, big)).body == "ready"
         assert (await send(url, "( PLAY big.1 NIL )")).body == "tick"
+
+
+@pytest.fixture
+def slow_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rules that take 1.5 s to load, as on a machine too busy to load them in time."""
+    import players.agent
+
+    real = players.agent._load_game
+
+    def slow(message: object) -> object:
+        time.sleep(1.5)
+        return real(message)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(players.agent, "_load_game", slow)
+
+
+@pytest.mark.usefixtures("slow_loading")
+async def test_a_play_that_comes_while_the_rules_still_load_waits_for_them():
+    async with running(PlayerAgent(LegalPlayer())) as url:
+        start = asyncio.ensure_future(send(url, start_message("m.slow", "left", 1, 20)))
+        await asyncio.sleep(0.3)  # the server gave up on START and plays on
+        assert (await send(url, "( PLAY m.slow NIL )")).body == "tick"
+        assert (await start).body == "ready"
+
+
+@pytest.mark.usefixtures("slow_loading")
+async def test_a_match_aborted_while_its_rules_load_is_not_kept():
+    agent = PlayerAgent(LegalPlayer())
+    async with running(agent) as url:
+        start = asyncio.ensure_future(send(url, start_message("m.gone", "left", 1, 5)))
+        await asyncio.sleep(0.3)
+        assert (await send(url, "( ABORT m.gone )")).body == "aborted"
+        await start
+        assert parse_info_reply((await send(url, "( INFO )")).body).available
+    assert agent.matches == {}
+
+
+@pytest.mark.usefixtures("slow_loading")
+async def test_a_play_waits_for_loading_rules_only_half_its_clock():
+    async with running(PlayerAgent(LegalPlayer())) as url:
+        start = asyncio.ensure_future(send(url, start_message("m.late", "left", 1, 1)))
+        await asyncio.sleep(0.3)
+        sent = time.monotonic()
+        assert (await send(url, "( PLAY m.late NIL )")).body == "busy"
+        assert time.monotonic() - sent < 1.0  # answered within the play clock
+        await start
+        assert (await send(url, "( ABORT m.late )")).body == "aborted"
