@@ -142,7 +142,9 @@ class Service:
                 self.store,
                 poll_seconds=max(settings.poll_seconds, 0.5),
                 on_queued=self._runner.wake,
-                starter=self._runner,
+                # With the job system, workers claim queued matches in SQL; the driver
+                # only queues them. The in-process runner starts them at once.
+                starter=None if isinstance(self._runner, JobRunner | JobControl) else self._runner,
             )
             self._runner.on_match_end.append(self.tournaments.wake)
             await self.tournaments.start()

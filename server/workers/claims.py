@@ -2,8 +2,9 @@
 
 A claim is one transaction: the match's players' rows are locked (in name order, so two
 claims never wait on each other in a circle), their running matches are counted, and only
-when every player has a free seat is the match moved from ``queued`` to ``running`` by a
-conditional update that records the worker and its job.  Two workers can therefore never
+when every player has a free seat, and none is being checked (or waiting for its check), is
+the match moved from ``queued`` to ``running`` by a conditional update that records the
+worker and its job.  Two workers can therefore never
 both claim a match, and a player's ``max_matches`` holds whichever workers run its matches.
 """
 
@@ -16,6 +17,9 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from server.store import MatchRow, MatchStatus, PlayerRecord, Store, now_ms
+from server.store.check_tables import player_checks
+from server.store.player_checks import QUEUED as CHECK_QUEUED
+from server.store.player_checks import RUNNING as CHECK_RUNNING
 from server.store.tables import match_players, match_steps, match_workers, matches, players
 
 
@@ -80,6 +84,18 @@ async def claim_match(store: Store, match: MatchRow, *, worker: str, job_id: int
                 .group_by(match_players.c.player)
             )
             busy = {str(row[0]): int(row[1]) for row in counted}
+        if names:
+            # a player being checked (or about to be) is busy: the check takes its seats
+            checked = await connection.scalar(
+                select(player_checks.c.player)
+                .where(
+                    player_checks.c.player.in_(names),
+                    player_checks.c.status.in_((CHECK_QUEUED, CHECK_RUNNING)),
+                )
+                .limit(1)
+            )
+            if checked is not None:
+                return Busy(str(checked))
         seats = Counter(name for name in match.players if name)
         for name, wanted in sorted(seats.items()):
             if busy.get(name, 0) + wanted > registered[name].max_matches:
