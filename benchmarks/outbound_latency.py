@@ -31,6 +31,8 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from support.table import print_row
+
 COLUMNS = (
     "messages",
     "http_median_ms",
@@ -248,11 +250,7 @@ def main() -> int:
             asyncio.run(hold_connections(server, Path(tokens_file).read_text().split()))
         return 0
     row = asyncio.run(benchmark(args))
-    widths = [max(len(name), len(str(row[name]))) for name in COLUMNS]
-    print("  ".join(name.ljust(width) for name, width in zip(COLUMNS, widths, strict=True)))
-    print(
-        "  ".join(str(row[name]).ljust(width) for name, width in zip(COLUMNS, widths, strict=True))
-    )
+    print_row(COLUMNS, row)
     return 0
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import aiohttp
 from support.service import served_service
+from support.table import print_row
 
 COLUMNS = (
     "player",
@@ -104,11 +105,7 @@ def main() -> int:
         print("\n".join(COLUMNS))
         return 0
     row = asyncio.run(benchmark(args))
-    widths = [max(len(name), len(str(row[name]))) for name in COLUMNS]
-    print("  ".join(name.ljust(width) for name, width in zip(COLUMNS, widths, strict=True)))
-    print(
-        "  ".join(str(row[name]).ljust(width) for name, width in zip(COLUMNS, widths, strict=True))
-    )
+    print_row(COLUMNS, row)
     return 0
 
 

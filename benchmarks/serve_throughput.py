@@ -34,6 +34,7 @@ from typing import Any
 
 from support.fast_players import fast_player_process
 from support.service import served_service
+from support.table import print_row
 
 COLUMNS = (
     "database",
@@ -186,11 +187,7 @@ def main() -> int:
         print("\n".join(COLUMNS))
         return 0
     row = run(benchmark(args), args.loop)
-    widths = [max(len(name), len(str(row[name]))) for name in COLUMNS]
-    print("  ".join(name.ljust(width) for name, width in zip(COLUMNS, widths, strict=True)))
-    print(
-        "  ".join(str(row[name]).ljust(width) for name, width in zip(COLUMNS, widths, strict=True))
-    )
+    print_row(COLUMNS, row)
     return 0
 
 

@@ -10,6 +10,7 @@ from .queue import (
     MatchRequest,
     QueueRunner,
     RunnerSettings,
+    queue_again,
     queue_match,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "QueueRunner",
     "RunnerMetrics",
     "RunnerSettings",
+    "queue_again",
     "queue_match",
     "rebuild_record",
     "signed_text",

@@ -110,6 +110,23 @@ class _GameCache:
         return await asyncio.to_thread(_prepare_game, record.rules_text)
 
 
+async def queue_again(store: Store, match: MatchRow) -> MatchRow:
+    """Queue a fresh copy of an interrupted ``match`` (same game version, players, clocks
+    and policy), recording which match it replays."""
+    return await store.queue_match(
+        new_match_id("ggp", match.game_name),
+        game_name=match.game_name,
+        game_version=match.game_version,
+        players=match.players,
+        start_clock=match.start_clock,
+        play_clock=match.play_clock,
+        policy=match.policy,
+        config=match.config,
+        tournament_id=match.tournament_id,
+        requeued_from=match.id,
+    )
+
+
 def _prepare_game(rules_text: str) -> tuple[Game, int]:
     game = Game.from_text(rules_text)
     return game, default_step_limit(game)
@@ -279,18 +296,7 @@ class QueueRunner:
                 log.warning("match %s was interrupted by a stop; aborted", match.id)
             if self.settings.requeue_interrupted and match.schedule_key is None:
                 # a tournament's match is played again by its tournament (`key#2`)
-                copy = await self.store.queue_match(
-                    new_match_id("ggp", match.game_name),
-                    game_name=match.game_name,
-                    game_version=match.game_version,
-                    players=match.players,
-                    start_clock=match.start_clock,
-                    play_clock=match.play_clock,
-                    policy=match.policy,
-                    config=match.config,
-                    tournament_id=match.tournament_id,
-                    requeued_from=match.id,
-                )
+                copy = await queue_again(self.store, match)
                 log.warning("match %s queued again as %s", match.id, copy.id)
         return aborted
 

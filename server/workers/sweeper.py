@@ -17,9 +17,8 @@ from collections.abc import Awaitable, Callable
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from server.match import new_match_id
 from server.records import EndReason
-from server.runner import rebuild_record, signed_text
+from server.runner import queue_again, rebuild_record, signed_text
 from server.store import MatchRow, MatchStatus, NotFound, Store
 
 from .claims import end_lost_match, job_of
@@ -110,18 +109,7 @@ class LostMatchSweeper:
         except Exception as error:
             log.warning("match %s: ABORT to its players failed: %s", match.id, error)
         if self.requeue and match.schedule_key is None:
-            copy = await self.store.queue_match(
-                new_match_id("ggp", match.game_name),
-                game_name=match.game_name,
-                game_version=match.game_version,
-                players=match.players,
-                start_clock=match.start_clock,
-                play_clock=match.play_clock,
-                policy=match.policy,
-                config=match.config,
-                tournament_id=match.tournament_id,
-                requeued_from=match.id,
-            )
+            copy = await queue_again(self.store, match)
             log.warning("match %s queued again as %s", match.id, copy.id)
         if self.on_lost is not None:
             await self.on_lost(match.id)
