@@ -33,6 +33,7 @@ from server.store import (
     MatchStatus,
     NotFound,
     PlayerRecord,
+    StepErrors,
     Store,
     TournamentRow,
     TournamentStore,
@@ -218,7 +219,7 @@ class TournamentDriver:
         self._full_due = True
         self._last_full = 0.0
         self._last_pass = 0.0
-        self._ended: list[MatchRow] = []
+        self._ended: list[tuple[MatchRow, Sequence[StepErrors] | None]] = []
         self._live: dict[str, _Live] = {}
         self._registered: dict[str, PlayerRecord] = {}
         self._versions: dict[str, int] = {}
@@ -241,14 +242,17 @@ class TournamentDriver:
     def alive(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    def wake(self, match: MatchRow | None = None) -> None:
-        """Act now: a match ended (given), or a tournament was created, resumed or changed
-        (no match: the next pass reads everything)."""
+    def wake(
+        self, match: MatchRow | None = None, steps: Sequence[StepErrors] | None = None
+    ) -> None:
+        """Act now: a match ended (given, as stored, with its steps' errors when the
+        runner kept them; otherwise they are read), or a tournament was created, resumed
+        or changed (no match: the next pass reads everything)."""
         if match is None:
             self._full_due = True
         elif match.tournament_id is not None and match.schedule_key is not None:
             if match.tournament_id in self._live:
-                self._ended.append(match)
+                self._ended.append((match, steps))
             else:
                 self._full_due = True
         self._rate.set()
@@ -336,7 +340,9 @@ class TournamentDriver:
         started = time.perf_counter()
         ended, self._ended = self._ended, []
         touched: list[_Live] = []
-        for row, steps in await self.tournaments.ended_matches([m.id for m in ended]):
+        known = [(row, steps) for row, steps in ended if steps is not None]
+        unknown = [row.id for row, steps in ended if steps is None]
+        for row, steps in [*known, *await self.tournaments.ended_matches(unknown)]:
             live = self._live.get(row.tournament_id or "")
             if live is None or row.status in ACTIVE:
                 continue

@@ -39,7 +39,8 @@ def match_result(
     errors: list[dict[ErrorCode, int]] = [{} for _ in players]
     times: list[list[float]] = [[] for _ in players]
     for step in steps:
-        for role, code in enumerate(step.errors[: len(players)]):
+        for role, error in enumerate(step.errors[: len(players)]):
+            code = error.split(" ", 1)[0]  # GGP-Base writes an illegal move as "IL <move>"
             if code in _CODES:
                 errors[role][code] = errors[role].get(code, 0) + 1
         for role, ms in enumerate(step.response_times[: len(players)]):

@@ -7,10 +7,10 @@ match, and the queue runner marks it failed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from server.match import MatchEvent, MatchStarted, PlayersStarted, StepPlayed
-from server.store import Store
+from server.store import StepErrors, Store
 
 from .logs import details_json, header_of
 
@@ -25,6 +25,8 @@ class StoreObserver:
         self.store = store
         self.on_failure = on_failure
         self.error: Exception | None = None
+        self.steps: list[StepErrors] = []
+        """Each stored row's errors and response times, in order (what a tournament reads)."""
 
     async def __call__(self, event: MatchEvent) -> None:
         if self.error is not None:
@@ -54,6 +56,7 @@ class StoreObserver:
                     "details": details_json(event.details),
                 },
             )
+            self._kept(event.errors, event.response_times)
         elif isinstance(event, StepPlayed):
             await self.store.add_step_row(
                 event.match_id,
@@ -68,3 +71,9 @@ class StoreObserver:
                     "details": details_json(event.details),
                 },
             )
+            self._kept(event.errors, event.response_times)
+
+    def _kept(self, errors: Sequence[str], response_times: Sequence[int | None]) -> None:
+        self.steps.append(
+            StepErrors.model_construct(errors=list(errors), response_times=list(response_times))
+        )

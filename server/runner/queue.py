@@ -30,7 +30,7 @@ from server.match.events import Observer
 from server.match.transport import PlayerAddress
 from server.protocol import Abort, render
 from server.records import EndReason, MatchRecord, SubstitutePolicy
-from server.store import MatchRow, MatchStatus, NotFound, PlayerRecord, Store
+from server.store import MatchRow, MatchStatus, NotFound, PlayerRecord, StepErrors, Store, now_ms
 
 from .logs import rebuild_record, signed_text
 from .metrics import RunnerMetrics
@@ -52,6 +52,10 @@ TAKE_INTERVAL = 0.02
 
 PreMatchCheck = Callable[[Sequence[PlayerRecord]], Awaitable[str | None]]
 """Called before a match with its players; returns why it cannot start, or ``None``."""
+
+MatchEndListener = Callable[[MatchRow, Sequence[StepErrors] | None], None]
+"""Told of each ended match: its row as stored and, when the runner kept them, each
+stored step's errors and response times (``None``: read them from the store)."""
 
 ChannelFor = Callable[[PlayerRecord], PlayerChannel | None]
 """How to reach a player other than by HTTP to its URL (an outbound bot), or ``None``."""
@@ -208,8 +212,9 @@ class QueueRunner:
         self._closing = False
         self._held = 0
         """Matches being claimed, or held by `hold` until they start."""
-        self.on_match_end: list[Callable[[MatchRow], None]] = []
+        self.on_match_end: list[MatchEndListener] = []
         """Called (synchronously) after each match this runner took has ended."""
+        self._ended: dict[str, tuple[MatchRow, list[StepErrors]]] = {}
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -496,8 +501,9 @@ class QueueRunner:
             self._tasks.pop(match.id, None)
             self.running.pop(match.id, None)
             self._wake.set()
+            ended, steps = self._ended.pop(match.id, (match, None))
             for listener in self.on_match_end:
-                listener(match)
+                listener(ended, steps)
 
     async def _play(self, match: MatchRow, players: list[PlayerRecord]) -> None:
         if self.pre_match_check is not None:
@@ -546,11 +552,12 @@ class QueueRunner:
             if not playing.cancelled() or (current is not None and current.cancelling()):
                 raise
             record = runner.record  # aborted just as it ended: keep what was played
-        await self._save_end(match, record, observer.error)
+        await self._save_end(match, record, observer)
 
     async def _save_end(
-        self, match: MatchRow, record: MatchRecord, error: Exception | None
+        self, match: MatchRow, record: MatchRecord, observer: StoreObserver
     ) -> None:
+        error = observer.error
         if error is not None:
             status, reason = MatchStatus.ABORTED, STORE_FAILED
             message: str | None = f"saving the match failed: {error}"
@@ -561,13 +568,27 @@ class QueueRunner:
             reason = SERVER_STOP if self._closing else str(record.end_reason or "aborted")
             message = record.end_message
         signed = signed_text(record, self.key)
-        await self.store.end_match(
+        message = message or record.end_message
+        goals, at = record.goal_values, now_ms()
+        stored = await self.store.end_match(
             match.id,
             status=status,
             end_reason=reason,
-            end_message=message or record.end_message,
-            goals=record.goal_values,
+            end_message=message,
+            goals=goals,
             signed_record=signed,
             only_if=(MatchStatus.RUNNING,),
+            finished_at=at,
         )
+        if stored and error is None:  # what the store now holds, for the match's listeners
+            row = match.model_copy(
+                update={
+                    "status": status,
+                    "end_reason": reason,
+                    "end_message": message,
+                    "goals": None if goals is None else list(goals),
+                    "finished_at": at,
+                }
+            )
+            self._ended[match.id] = (row, observer.steps)
         self.metrics.finished.labels(status.value).inc()

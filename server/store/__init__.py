@@ -7,7 +7,13 @@ Nothing above this package writes SQL.
 from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
 from .records import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord, StepRow
 from .store import Store, hash_token, now_ms, rules_hash
-from .tournaments import RatingHistoryRow, RatingRow, TournamentRow, TournamentStore
+from .tournaments import (
+    RatingHistoryRow,
+    RatingRow,
+    StepErrors,
+    TournamentRow,
+    TournamentStore,
+)
 from .urls import async_url, is_sqlite, redacted, sqlite_url
 
 __all__ = [
@@ -26,6 +32,7 @@ __all__ = [
     "StoreClosed",
     "StoreError",
     "TournamentRow",
+    "StepErrors",
     "TournamentStore",
     "async_url",
     "hash_token",

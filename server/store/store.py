@@ -629,8 +629,10 @@ class Store:
         goals: Sequence[int] | None = None,
         signed_record: str | None = None,
         only_if: Sequence[MatchStatus] = (MatchStatus.QUEUED, MatchStatus.RUNNING),
+        finished_at: int | None = None,
     ) -> bool:
-        """Mark a match finished or aborted; never touches a match that already ended."""
+        """Mark a match finished or aborted (at `finished_at`, default now); never touches
+        a match that already ended."""
         async with self._writing() as connection:
             result = await connection.execute(
                 update(matches)
@@ -640,7 +642,7 @@ class Store:
                 )
                 .values(
                     status=status.value,
-                    finished_at=now_ms(),
+                    finished_at=now_ms() if finished_at is None else finished_at,
                     end_reason=end_reason,
                     end_message=end_message,
                     goals=list(goals) if goals is not None else None,

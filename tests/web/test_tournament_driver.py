@@ -4,12 +4,15 @@ never more at once than the runner's limit, the rest left to the queue."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from pathlib import Path
+
+from bots.faulty_players import faulty_player
 
 from server.match.local_players import local_players
 
 from .harness import ADMIN_HEADERS, running_service
-from .test_tournaments import register, spec
+from .test_tournaments import register, run_to_end, spec
 
 
 async def test_the_driver_starts_what_the_runner_has_room_for_and_queues_the_rest(
@@ -47,3 +50,36 @@ async def test_the_driver_starts_what_the_runner_has_room_for_and_queues_the_res
         assert driver is not None
         # passes took ended matches in without reading the whole tournament again
         assert driver.passes - driver.full_passes >= 4
+
+
+async def test_errors_in_the_standings_are_those_of_the_stored_steps(
+    tmp_path: Path, database_url: str
+) -> None:
+    """The runner hands each ended match's errors to the driver without a read: what the
+    standings count must be exactly what the stored steps hold."""
+    async with (
+        local_players(["random", "random"], seed=4) as urls,
+        faulty_player("illegal-moves") as faulty_url,
+        running_service(tmp_path, database_url, concurrency=2) as (service, client),
+    ):
+        names = ["r1", "r2", "bad"]
+        await register(client, dict(zip(names, [*urls, faulty_url], strict=True)))
+        tournament_id = await run_to_end(client, spec("round_robin", names))
+        matches = await (await client.get(f"/api/tournaments/{tournament_id}/matches")).json()
+        stored: Counter[tuple[str, str]] = Counter()
+        for match in matches:
+            for step in await service.store.steps(match["id"]):
+                for name, error in zip(match["players"], step.errors, strict=True):
+                    if error:  # "TO", "CE", or "IL <the move>" as GGP-Base writes it
+                        stored[name, error.split()[0]] += 1
+        table = await (await client.get(f"/api/tournaments/{tournament_id}/standings")).json()
+        counted = Counter(
+            {
+                (line["player"], code): count
+                for line in table
+                for code, count in line["errors"].items()
+                if count
+            }
+        )
+        assert counted == stored
+        assert counted["bad", "IL"] >= 4 and not any(n != "bad" for n, _ in counted)
