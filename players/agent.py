@@ -224,6 +224,22 @@ class PlayerAgent:
             return BUSY
         loaded = asyncio.Event()
         self._starting[message.match_id] = (loaded, message.play_clock)
+        beginning = asyncio.ensure_future(self._begin(message, received, loaded))
+        left = received + message.start_clock - self.reply_margin - time.monotonic()
+        try:
+            await asyncio.wait_for(asyncio.shield(beginning), timeout=max(0.0, left))
+        except TimeoutError:  # a machine too busy to load the rules within the start clock
+            log.warning(
+                "match %s: the rules are still loading at the start clock; answering ready",
+                message.match_id,
+            )
+            self._background.add(beginning)
+            beginning.add_done_callback(self._background.discard)
+            beginning.add_done_callback(_log_late_start_failure)
+        return READY
+
+    async def _begin(self, message: Start, received: float, loaded: asyncio.Event) -> None:
+        """Load the rules and run the player's start hook (until the start clock)."""
         try:
             game, state = await in_thread(_load_game, message, name="player-load")
         except BaseException:
@@ -234,7 +250,7 @@ class PlayerAgent:
             loaded.set()
         if message.match_id in self._ended_while_starting:  # STOP or ABORT came first
             self._ended_while_starting.discard(message.match_id)
-            return READY
+            return
         match = PlayerMatch(
             match_id=message.match_id,
             role=message.role,
@@ -254,7 +270,6 @@ class PlayerAgent:
             pass  # logged by _run_hook; the match goes on
         finally:
             self._answered(match)
-        return READY
 
     async def _loaded(self, match_id: str, received: float) -> PlayerMatch | None:
         """The match, once its rules are loaded if START is still loading them (a machine
@@ -390,6 +405,12 @@ def _is_term(value: object) -> bool:
     if isinstance(value, str):
         return bool(value) and not any(char.isspace() or char in "()" for char in value)
     return isinstance(value, tuple) and bool(value) and all(_is_term(part) for part in value)
+
+
+def _log_late_start_failure(task: asyncio.Future[None]) -> None:
+    """Log why rules that were still loading when START was answered failed to load."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("loading the rules after answering START failed: %s", error)
 
 
 def _log_failure(match: PlayerMatch, hook: Any, task: asyncio.Future[Any]) -> None:

@@ -201,11 +201,12 @@ async def test_a_curl_style_post_is_read_too():
 
 async def test_a_huge_start_is_accepted():
     facts = " ".join(f"(extra {index})" for index in range(80_000))
-    big = start_message("big.1", "left").replace("(role left)", f"(role left) {facts}", 1)
+    big = start_message("big.1", "left", 5, 60)
+    big = big.replace("(role left)", f"(role left) {facts}", 1)
     assert len(big.encode()) > 1_000_000
     async with running(PlayerAgent(LegalPlayer())) as url:
-        assert (await send(url, big)).body == "ready"
-        assert (await send(url, "( PLAY big.1 NIL )")).body == "tick"
+        assert (await send(url, big)).body == "ready"  # by the start clock, loaded or not
+        assert (await send(url, "( PLAY big.1 NIL )")).body == "tick"  # waits for the rules
 
 
 @pytest.fixture
@@ -238,8 +239,10 @@ async def test_a_match_aborted_while_its_rules_load_is_not_kept():
         start = asyncio.ensure_future(send(url, start_message("m.gone", "left", 1, 5)))
         await asyncio.sleep(0.3)
         assert (await send(url, "( ABORT m.gone )")).body == "aborted"
-        await start
-        assert parse_info_reply((await send(url, "( INFO )")).body).available
+        assert (await start).body == "ready"
+        async with asyncio.timeout(10):  # available once the rules it was loading are dropped
+            while not parse_info_reply((await send(url, "( INFO )")).body).available:  # noqa: ASYNC110
+                await asyncio.sleep(0.1)
     assert agent.matches == {}
 
 
@@ -253,3 +256,13 @@ async def test_a_play_waits_for_loading_rules_only_half_its_clock():
         assert time.monotonic() - sent < 1.0  # answered within the play clock
         await start
         assert (await send(url, "( ABORT m.late )")).body == "aborted"
+
+
+@pytest.mark.usefixtures("slow_loading")
+async def test_start_is_answered_within_its_clock_while_the_rules_still_load():
+    async with running(PlayerAgent(LegalPlayer())) as url:
+        sent = time.monotonic()
+        assert (await send(url, start_message("m.ready", "left", 1, 20))).body == "ready"
+        assert time.monotonic() - sent < 1.0  # the start clock, not the 1.5 s of loading
+        assert (await send(url, "( PLAY m.ready NIL )")).body == "tick"
+        assert (await send(url, "( STOP m.ready NIL )")).body == "done"
