@@ -44,17 +44,14 @@ import sys
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from player_strength import CORPUS, load
 from support.table import print_rows
 
 if TYPE_CHECKING:
     from players.mcts.model import Model
-    from server.gdl import Game
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "conformance" / "games"
 GAMES = ("ticTacToe", "connectFour", "nineBoardTicTacToe")
 
 COLUMNS = (
@@ -75,17 +72,6 @@ COLUMNS = (
 
 WIN = 1.0 - 1e-9
 """A scaled goal at least this high is a win."""
-
-
-def load(name: str) -> Game | None:
-    """A bundled game or a corpus game; None when the corpus is absent."""
-    from server.games import is_bundled, load_game
-    from server.gdl import Game
-
-    if is_bundled(name):
-        return load_game(name)
-    path = CORPUS / f"{name}.kif"
-    return Game.from_file(path) if path.is_file() else None
 
 
 # -- the exact search ------------------------------------------------------------------------
@@ -271,11 +257,12 @@ def rate(outcomes: Sequence[Outcome], budget: int) -> str:
 def game_rows(name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     """One row per budget for one game (none when its rules are absent)."""
     from players.mcts.model import model_of
+    from server.games import is_bundled
 
-    game = load(name)
-    if game is None:
+    if not is_bundled(name) and not (CORPUS / f"{name}.kif").is_file():
         print(f"{name}: not in ../shared, skipped", file=sys.stderr)
         return []
+    game = load(name)
     model = model_of(game)
     started = time.perf_counter()
     positions = endgames(

@@ -53,6 +53,9 @@ TAKE_INTERVAL = 0.02
 PreMatchCheck = Callable[[Sequence[PlayerRecord]], Awaitable[str | None]]
 """Called before a match with its players; returns why it cannot start, or ``None``."""
 
+Ended = tuple[MatchRow, list[StepErrors]]
+"""An ended match as the runner stored it: its row and each stored step's errors."""
+
 MatchEndListener = Callable[[MatchRow, Sequence[StepErrors] | None], None]
 """Told of each ended match: its row as stored and, when the runner kept them, each
 stored step's errors and response times (``None``: read them from the store)."""
@@ -214,7 +217,6 @@ class QueueRunner:
         """Matches being claimed, or held by `hold` until they start."""
         self.on_match_end: list[MatchEndListener] = []
         """Called (synchronously) after each match this runner took has ended."""
-        self._ended: dict[str, tuple[MatchRow, list[StepErrors]]] = {}
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -484,8 +486,9 @@ class QueueRunner:
 
     async def _run(self, match: MatchRow, players: list[PlayerRecord]) -> None:
         self.metrics.running.inc()
+        ended: Ended | None = None
         try:
-            await self._play(match, players)
+            ended = await self._play(match, players)
         except Exception as error:
             log.exception("match %s failed", match.id)
             await self.store.end_match(
@@ -501,11 +504,13 @@ class QueueRunner:
             self._tasks.pop(match.id, None)
             self.running.pop(match.id, None)
             self._wake.set()
-            ended, steps = self._ended.pop(match.id, (match, None))
+            row, steps = ended or (match, None)
             for listener in self.on_match_end:
-                listener(ended, steps)
+                listener(row, steps)
 
-    async def _play(self, match: MatchRow, players: list[PlayerRecord]) -> None:
+    async def _play(self, match: MatchRow, players: list[PlayerRecord]) -> Ended | None:
+        """Play a match to its end and store it; returns what `_save_end` returns, or None
+        when the match never started."""
         if self.pre_match_check is not None:
             problem = await self.pre_match_check(players)
             if problem is not None:
@@ -517,7 +522,7 @@ class QueueRunner:
                     only_if=(MatchStatus.RUNNING,),
                 )
                 self.metrics.finished.labels(MatchStatus.ABORTED.value).inc()
-                return
+                return None
         game, step_limit = await self._games.load(self.store, match.game_name, match.game_version)
         config = MatchConfig.model_validate(match.config)
         if config.step_limit is None:
@@ -552,11 +557,13 @@ class QueueRunner:
             if not playing.cancelled() or (current is not None and current.cancelling()):
                 raise
             record = runner.record  # aborted just as it ended: keep what was played
-        await self._save_end(match, record, observer)
+        return await self._save_end(match, record, observer)
 
     async def _save_end(
         self, match: MatchRow, record: MatchRecord, observer: StoreObserver
-    ) -> None:
+    ) -> Ended | None:
+        """Store how the match ended; returns the row as stored and the steps' errors (for
+        the match's listeners), or None when the store does not hold all of it."""
         error = observer.error
         if error is not None:
             status, reason = MatchStatus.ABORTED, STORE_FAILED
@@ -580,15 +587,16 @@ class QueueRunner:
             only_if=(MatchStatus.RUNNING,),
             finished_at=at,
         )
-        if stored and error is None:  # what the store now holds, for the match's listeners
-            row = match.model_copy(
-                update={
-                    "status": status,
-                    "end_reason": reason,
-                    "end_message": message,
-                    "goals": None if goals is None else list(goals),
-                    "finished_at": at,
-                }
-            )
-            self._ended[match.id] = (row, observer.steps)
         self.metrics.finished.labels(status.value).inc()
+        if not stored or error is not None:
+            return None
+        row = match.model_copy(
+            update={
+                "status": status,
+                "end_reason": reason,
+                "end_message": message,
+                "goals": None if goals is None else list(goals),
+                "finished_at": at,
+            }
+        )
+        return row, observer.steps
