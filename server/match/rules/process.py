@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import array
 import asyncio
+import collections
 import contextlib
 import os
 import signal
 import socket
 import sys
-from typing import Any
+from typing import Any, cast
 
 from server.gdl import GdlError
 
@@ -25,20 +26,83 @@ _ENVIRONMENT = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_TH
 """One thread per numeric library: the worker's memory cap counts address space."""
 
 
+class _FrameReader(asyncio.Protocol):
+    """The reading end of a worker's socket: whole frames, handed to the waiting call.
+
+    A plain protocol rather than asyncio's streams: a frame that arrives in one piece
+    (nearly every answer) costs one callback and one future, not a stream's buffers.
+    """
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
+        self._frames: collections.deque[bytes] = collections.deque()
+        self._waiter: asyncio.Future[bytes] | None = None
+        self._lost = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._buffer and len(data) >= HEADER.size:
+            (size,) = HEADER.unpack_from(data)
+            if len(data) == HEADER.size + size:  # the usual case: exactly one frame
+                self._deliver(data[HEADER.size :])
+                return
+        self._buffer += data
+        while len(self._buffer) >= HEADER.size:
+            (size,) = HEADER.unpack_from(self._buffer)
+            end = HEADER.size + size
+            if len(self._buffer) < end:
+                break
+            body = bytes(self._buffer[HEADER.size : end])
+            del self._buffer[:end]
+            self._deliver(body)
+
+    def _deliver(self, body: bytes) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(body)
+        else:
+            self._frames.append(body)
+
+    def eof_received(self) -> bool:
+        return False  # the transport closes; connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(ConnectionResetError("the rules worker closed its socket"))
+
+    async def frame(self) -> bytes:
+        """The body of the next frame; ``ConnectionError`` once the socket closed."""
+        if self._frames:
+            return self._frames.popleft()
+        if self._lost:
+            raise ConnectionResetError("the rules worker closed its socket")
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            return await self._waiter
+        finally:
+            self._waiter = None
+
+
 class _Connection:
     """One side of a socket to a worker: frames in, frames out, in order."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, transport: asyncio.Transport, reader: _FrameReader) -> None:
+        self.transport = transport
         self.reader = reader
-        self.writer = writer
         self.lock = asyncio.Lock()
         self.broken = False
         self._stuck = False
 
     @classmethod
     async def over(cls, sock: socket.socket) -> _Connection:
-        reader, writer = await asyncio.open_unix_connection(sock=sock)
-        return cls(reader, writer)
+        loop = asyncio.get_running_loop()
+        transport, reader = await loop.create_unix_connection(_FrameReader, sock=sock)
+        return cls(transport, reader)
 
     async def call(
         self, request: tuple[Any, ...], cpu: float, what: str, passing: socket.socket | None = None
@@ -54,13 +118,11 @@ class _Connection:
             backstop = asyncio.get_running_loop().call_later(wall, self._give_up)
             try:
                 if passing is None:
-                    self.writer.write(encode(request))
-                    await self.writer.drain()
+                    self.transport.write(encode(request))
                 else:
                     self._send_with_socket(encode(request), passing)
-                (size,) = HEADER.unpack(await self.reader.readexactly(HEADER.size))
-                status, value = decode(await self.reader.readexactly(size))
-            except (asyncio.IncompleteReadError, ConnectionError) as error:
+                status, value = decode(await self.reader.frame())
+            except ConnectionError as error:
                 self.broken = True
                 raise _Ended(self._stuck, wall) from error
             except BaseException:
@@ -77,9 +139,9 @@ class _Connection:
         raise RulesLimitError(value)
 
     def _send_with_socket(self, frame: bytes, passing: socket.socket) -> None:
-        """Write ``frame`` with ``passing`` attached, past the stream writer (whose
-        buffer is empty: requests go one at a time)."""
-        raw = self.writer.get_extra_info("socket")
+        """Write ``frame`` with ``passing`` attached, past the transport (whose buffer
+        is empty: requests go one at a time)."""
+        raw = self.transport.get_extra_info("socket")
         with socket.socket(fileno=os.dup(raw.fileno())) as channel:
             fds = array.array("i", [passing.fileno()])
             sent = channel.sendmsg([frame], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
@@ -95,7 +157,7 @@ class _Connection:
 
     def close(self) -> None:
         self.broken = True
-        self.writer.close()
+        self.transport.close()
 
 
 class NotSent(RulesWorkerDied):
