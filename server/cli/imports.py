@@ -75,7 +75,6 @@ def _replay_verdict(data: dict) -> str:
 
 async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted: object) -> int:
     import asyncio
-    import json
 
     from server.records.archive import (
         ArchiveError,
@@ -84,6 +83,7 @@ async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted:
         step_rows,
         verify_entry,
     )
+    from server.records.json_text import indented_json
     from server.store import Conflict, MatchStatus, Store, redacted
 
     store = Store(url)
@@ -142,7 +142,7 @@ async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted:
                     ),
                     goals=data.get("goalValues"),
                     started_at=data.get("startTime"),
-                    log_text=json.dumps(data, indent=1, ensure_ascii=False),
+                    log_text=indented_json(data, allow_nan=True),
                     source=item.url,
                     header=record_header(data),
                     steps=steps,

@@ -44,6 +44,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 
 from .io import write_atomically
+from .json_text import indented_json
 
 PUBLIC_KEY_FIELD = "hostPublicKey"
 """Record field holding the signer's public key (base64 of the raw 32 bytes)."""
@@ -249,7 +250,7 @@ def read_record_json(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _signed_json_bytes(data: Mapping[str, Any]) -> bytes:
-    return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return indented_json(data).encode("utf-8")
 
 
 def _write_json_atomically(path: Path, data: Mapping[str, Any]) -> None:

@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from server.records import MatchRecord, dump_record
 from server.records.archive import record_header
+from server.records.json_text import indented_json
 from server.records.signing import sign_record
 from server.store import StepRow
 
@@ -49,4 +50,4 @@ def rebuild_record(header: Mapping[str, Any], steps: Sequence[StepRow]) -> dict[
 def signed_text(record: Mapping[str, Any] | MatchRecord, key: Ed25519PrivateKey) -> str:
     """The signed record as served and exported: the text ``ggp verify`` reads from a file."""
     signed = sign_record(record, key)
-    return json.dumps(signed, indent=1, ensure_ascii=False, allow_nan=False)
+    return indented_json(signed)
