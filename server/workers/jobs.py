@@ -12,6 +12,7 @@ import datetime
 from collections.abc import Sequence
 from typing import Any
 
+import sqlalchemy.exc
 from procrastinate import App, PsycopgConnector
 from procrastinate.jobs import Job, Status
 from procrastinate.retry import BaseRetryStrategy, RetryDecision
@@ -23,14 +24,30 @@ class PlayersBusy(Exception):
     """A player of the match has no free seat now; the job is tried again shortly."""
 
 
+class DatabaseBusy(Exception):
+    """The database could not be reached in time before the match was claimed (every
+    pooled connection in use, a dropped connection); the job is tried again shortly,
+    so that the queued match is never left without a job."""
+
+
+TRANSIENT_DATABASE_ERRORS: tuple[type[BaseException], ...] = (
+    sqlalchemy.exc.TimeoutError,
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    OSError,
+)
+"""Failures of the database's reach rather than of the request: worth trying again."""
+
+
 class RetryWhileBusy(BaseRetryStrategy):
-    """Try a match again after ``wait`` seconds for as long as a player is busy."""
+    """Try a match again after ``wait`` seconds for as long as a player is busy, or the
+    database could not be reached before the claim."""
 
     def __init__(self, wait: float) -> None:
         self.wait = wait
 
     def get_retry_decision(self, *, exception: BaseException, job: Job) -> RetryDecision | None:
-        if isinstance(exception, PlayersBusy):
+        if isinstance(exception, PlayersBusy | DatabaseBusy):
             later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=self.wait)
             return RetryDecision(retry_at=later)
         return None

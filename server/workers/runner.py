@@ -35,7 +35,14 @@ from server.store import MatchRow, MatchStatus, NotFound, Store, now_ms
 from .claims import Busy, Claimed, Missing, beat, claim_match, still_running
 from .events import StepNotifier, notify
 from .heartbeat import HeartbeatThread
-from .jobs import JobSystem, PlayersBusy, RetryWhileBusy, queues_for
+from .jobs import (
+    TRANSIENT_DATABASE_ERRORS,
+    DatabaseBusy,
+    JobSystem,
+    PlayersBusy,
+    RetryWhileBusy,
+    queues_for,
+)
 from .schema import RUN_MATCH_TASK
 from .sweeper import LostMatchSweeper
 
@@ -125,6 +132,8 @@ class JobRunner(QueueRunner):
         self.claim_seconds = 0.0
         """Wall time spent claiming (the transaction that moves a match to running)."""
         self.busy_retries = 0
+        self.database_retries = 0
+        """Jobs tried again because the database did not answer before the claim."""
         self._worker: Worker | None = None
         self._heartbeat: HeartbeatThread | None = None
         self._worker_task: asyncio.Task[None] | None = None
@@ -220,13 +229,22 @@ class JobRunner(QueueRunner):
         assert job_id is not None
         try:
             match = await self.store.get_match(match_id)
+            if match.status is not MatchStatus.QUEUED:
+                return f"the match is {match.status.value}"
+            started = time.perf_counter()
+            outcome = await claim_match(self.store, match, worker=self.name, job_id=job_id)
+            self.claim_seconds += time.perf_counter() - started
         except NotFound:
             return "no such match"
-        if match.status is not MatchStatus.QUEUED:
-            return f"the match is {match.status.value}"
-        started = time.perf_counter()
-        outcome = await claim_match(self.store, match, worker=self.name, job_id=job_id)
-        self.claim_seconds += time.perf_counter() - started
+        except TRANSIENT_DATABASE_ERRORS as error:
+            # Nothing was claimed (the claim is one transaction): try the job again.
+            self.database_retries += 1
+            log.warning(
+                "match %s: the database did not answer in time (%s); trying again",
+                match_id,
+                type(error).__name__,
+            )
+            raise DatabaseBusy(str(error)) from error
         if isinstance(outcome, Busy):
             self.busy_retries += 1
             raise PlayersBusy(f"{outcome.player} has no free seat")
