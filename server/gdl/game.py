@@ -89,6 +89,8 @@ class Game:
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
         self._interpreter: Engine | None = None
+        self._next_if_legal = getattr(self.engine, "next_if_legal", None)
+        """The engine's one-call path for moves as :meth:`legal_moves` hands them out."""
 
     def _choose_engine(
         self, engine: str, max_ground_rules: int | None, time_limit: float | None
@@ -179,8 +181,12 @@ class Game:
 
     def legal_moves(self, state: State, role: str) -> list[Term]:
         """The role's legal moves in ``state``, in a deterministic order."""
-        self._check_role(role)
-        return cast(list[Term], self._legal(state, role))  # a new list of public terms
+        if role not in self.roles:
+            self._check_role(role)
+        try:  # a new list of public terms
+            return cast(list[Term], self.engine.legal_moves(state, role))
+        except OutsideGroundingError:
+            return cast(list[Term], self._fallback().legal_moves(state, role))
 
     def is_legal(self, state: State, role: str, move: object) -> bool:
         """Whether ``move`` (a term or KIF text) is legal for ``role`` in ``state``."""
@@ -197,6 +203,13 @@ class Game:
                 f"expected {len(self.roles)} moves (one per role: {', '.join(self.roles)}), "
                 f"got {len(moves)}"
             )
+        if self._next_if_legal is not None:
+            try:  # the common case: terms as legal_moves handed them out
+                found_state = self._next_if_legal(state, moves)
+            except (TypeError, OutsideGroundingError):  # the slow path says what is wrong
+                found_state = None
+            if found_state is not None:
+                return found_state
         joint: list[RawTerm] = []
         legal_move = self.engine.legal_move
         for role, move in zip(self.roles, moves, strict=True):

@@ -81,6 +81,21 @@ def fast_path_differences(engine: CompiledEngine, seed: int = 1) -> list[str]:
         else:
             if state != result.state or result.terminal != engine.terminal_compact(state):
                 problems.append(f"playout loop {playout}: end state differs")
+    # status_compact works each state out from the gate values of the state asked
+    # before it: in an order unrelated to play it must still agree with the single
+    # calls, and so must the State API (which may use it)
+    for compact in rng.sample(visited, len(visited)):
+        legal = engine.legal_indices(compact)
+        if engine.status_compact(compact) != (engine.terminal_compact(compact), legal):
+            problems.append("status_compact: a state out of order differs")
+            break
+        state = engine.decode(compact)
+        if engine.is_terminal(state) != engine.terminal_compact(compact) or any(
+            engine.legal_moves(state, role) != [engine.moves[r][j] for j in legal[r]]
+            for r, role in enumerate(engine.roles)
+        ):
+            problems.append("state API: a state out of order differs")
+            break
     runner = engine.batch(8 * ((len(visited) + 7) // 8))
     slices = runner.pack(visited)
     terminal, legal, _ = runner.evaluate(slices)

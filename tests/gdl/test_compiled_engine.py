@@ -18,6 +18,7 @@ from server.gdl.compiled import (
     GroundingTooLarge,
     GroundingTooSlow,
     OutsideGroundingError,
+    codegen,
     compile_engine,
 )
 from server.gdl.interpreter import Interpreter
@@ -236,6 +237,32 @@ def test_legal_moves_are_public_terms_and_new_lists() -> None:
     assert engine.legal_move(state, "xPlayer", ("mark", "2", "2")) == ("mark", "2", "2")
     assert engine.legal_move(state, "oPlayer", ("mark", "2", "2")) is None
     assert engine.legal_move(state, "oPlayer", "noop") == "noop"
+
+
+def test_states_are_worked_out_alike_with_or_without_the_incremental_status(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whichever way the engine settles on after timing the first states (incrementally
+    or afresh), and in a game compiled without ``status``, the answers are the same."""
+    monkeypatch.setattr(codegen, "MAX_STATUS_GATES", -1)
+    without = compiled(TIC_TAC_TOE)
+    monkeypatch.undo()
+    engine = compiled(TIC_TAC_TOE)
+    assert "def status(" in engine.source and "def status(" not in without.source
+    rng = random.Random(4)
+    for _ in range(12):  # well past the timed first states
+        state, other = engine.initial_state(), without.initial_state()
+        while not engine.is_terminal(state):
+            assert not without.is_terminal(other)
+            joint = []
+            for role in engine.roles:
+                moves = engine.legal_moves(state, role)
+                assert moves == without.legal_moves(other, role)
+                joint.append(rng.choice(moves))
+            state, other = engine.next_state(state, joint), without.next_state(other, joint)
+        assert without.is_terminal(other) and state == other
+        compact = engine.encode(state)
+        assert engine.status_compact(compact) == without.status_compact(compact)
 
 
 def _sample_states(engine: CompiledEngine, count: int, seed: int) -> list[int]:

@@ -3,7 +3,8 @@
 Each game is tiny; each test plays a position and states the next one, then the
 compiled engine must agree with the interpreter on every joint move of every state
 it can reach. Covers the generated parts of the next-state function: fluents kept
-unless a move kills them (frame rules), fluents set by one move (per-move tables),
+unless a move kills them (frame rules), fluents set by one move (per-move tables, also when one any-of test joins the fluent
+and several roles' moves),
 fluents always true, rules dispatched on one move among many, and rules that test
 the state only.
 """
@@ -18,7 +19,7 @@ from server.gdl.compiled import CompiledEngine
 from server.gdl.interpreter import Interpreter
 from server.gdl.parser import parse_gdl, parse_term
 from server.gdl.state import State
-from server.gdl.terms import RawTerm
+from server.gdl.terms import RawTerm, to_kif
 
 LAMPS = """
 (role p)
@@ -71,6 +72,27 @@ WALLS = """
 (<= (next (count ?n)) (true (count ?m)) (succ ?m ?n))
 (<= terminal (true (count 3)))
 (goal p 100)
+"""
+
+MARKS = """
+(role a) (role b)
+(init (turn a))
+(cell 1) (cell 2) (cell 3)
+(mark x) (mark o)
+(<= (taken ?c) (true (at ?c ?m)))
+(<= (legal ?r (play ?c ?m)) (true (turn ?r)) (cell ?c) (mark ?m) (not (taken ?c)))
+(<= (legal ?r noop) (role ?r) (not (true (turn ?r))))
+; a mark stays, and either role's move sets it: one any-of test of the fluent and
+; both moves, which the per-move tables take
+(<= (next (at ?c ?m)) (true (at ?c ?m)))
+(<= (next (at ?c ?m)) (does ?r (play ?c ?m)))
+; any mark on the cell or a move on it: other fluents among the bits, left as code
+(<= (next (seen ?c)) (true (at ?c ?m)))
+(<= (next (seen ?c)) (does ?r (play ?c ?m)))
+(<= (next (turn b)) (true (turn a)))
+(<= (next (turn a)) (true (turn b)))
+(<= terminal (taken 1) (taken 2) (taken 3))
+(goal a 50) (goal b 50)
 """
 
 
@@ -132,6 +154,18 @@ def test_walls_persist_lit_cells_stay_lit_and_a_move_lights_a_dark_cell() -> Non
     assert _next(WALLS, no_wall_one, "(light 3)") == {"(wall 3)", "(lit 3)", "(count 2)"}
 
 
+def test_a_mark_either_role_sets_is_kept_and_set_by_the_per_move_tables() -> None:
+    engine = CompiledEngine.from_rules(parse_gdl(MARKS))
+    assert engine.plan.next is not None
+    in_code = {to_kif(engine.fluents[bit.bit_length() - 1]) for _, bit in engine.plan.next.general}
+    assert not any(fluent.startswith("(at ") for fluent in in_code)
+    assert {"(seen 1)", "(seen 2)", "(seen 3)"} <= in_code
+    start = _state("(turn b)", "(at 1 x)")
+    assert _next(MARKS, start, "noop", "(play 2 o)") == {
+        "(turn a)", "(at 1 x)", "(at 2 o)", "(seen 1)", "(seen 2)"
+    }  # fmt: skip
+
+
 def _reachable(engine: CompiledEngine, limit: int) -> list[State]:
     seen, frontier = [engine.initial_state()], [engine.initial_state()]
     while frontier and len(seen) < limit:
@@ -146,7 +180,9 @@ def _reachable(engine: CompiledEngine, limit: int) -> list[State]:
     return seen
 
 
-@pytest.mark.parametrize("text", [LAMPS, MEETING, WALLS], ids=["lamps", "meeting", "walls"])
+@pytest.mark.parametrize(
+    "text", [LAMPS, MEETING, WALLS, MARKS], ids=["lamps", "meeting", "walls", "marks"]
+)
 def test_every_joint_move_of_every_reachable_state_agrees_with_the_interpreter(
     text: str,
 ) -> None:

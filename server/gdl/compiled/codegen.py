@@ -11,6 +11,12 @@ that all need ``(true (control white))``) are nested under one ``if`` on it.
 and a region's gates are recomputed only when the last move changed a bit of it. A
 wide OR of positive conjunctions (the lines of a board) that was false and saw one of
 its bits turn on tests only the bodies holding that bit, found in a module-level table.
+
+``status`` is one step of that loop for the calls on single states: the terminal test
+and the legal moves, from the gate values of any earlier state (passed in and handed
+back as a tuple) and the bits that differ, so a caller that walks from state to state
+recomputes only the regions a move touched. It is left out when it would carry more
+than MAX_STATUS_GATES values.
 """
 
 from __future__ import annotations
@@ -30,6 +36,16 @@ MAX_INLINE_DEPTH = 25
 
 MAX_SOURCE = 8_000_000
 """Larger generated modules are refused (compiling them would take too long)."""
+
+MAX_INLINE_TEST_CHARS = 400
+"""A gate that is one test of input bits is written where it is read (when asked for)
+if at most one other gate reads it and its copies take at most this many characters:
+it then need not be carried from state to state (outputs read it under conditions, so
+few of the copies run)."""
+
+MAX_STATUS_GATES = 1000
+"""``status`` is left out when it would carry more gate values than this from state to
+state (packing them costs more than recomputing saves)."""
 
 MAX_NESTING = 20
 """Deepest nesting of ``if`` blocks when outputs share literals."""
@@ -88,14 +104,19 @@ def or_code(bodies: list[Conj], var: str, ref: Ref) -> str:
 class GateWriter:
     """Writes the code that computes a set of gates."""
 
-    def __init__(self, plan: Plan, var: str, incremental: bool) -> None:
+    def __init__(self, plan: Plan, var: str, incremental: bool, inline_tests: bool = False) -> None:
         self.deadline = plan.deadline
         self.plan = plan
         self.var = var
         self.incremental = incremental
+        self.inline_tests = inline_tests
+        """Whether a gate that is one test of input bits is written where it is read."""
         self.inlined: dict[int, str] = {}
         self.depth: dict[int, int] = {}
         self.tables: dict[str, dict[int, tuple[int, ...]]] = {}
+        self.kept: list[int] = []
+        """The gates whose values carry over from the previous state (each assigned
+        only when a guard says that what it reads changed)."""
 
     def ref(self, gid: int) -> str:
         if gid in self.inlined:
@@ -120,6 +141,7 @@ class GateWriter:
         blocks: dict[int, list[str]] = {}
         # global gates, each with its guard (0: computed every step)
         global_parts: list[tuple[int, list[str]]] = []
+        kept: list[int] = []
         volatile = self.plan.volatile
         done: set[int] = set()
 
@@ -143,8 +165,11 @@ class GateWriter:
                 lines = self._fixpoint(members)
                 if region >= 0:
                     blocks.setdefault(region, []).extend(lines)
+                    kept.extend(members)
                 else:
                     global_parts.append((guard(gate), lines))
+                    if guard(gate):
+                        kept.extend(members)
                 continue
             done.add(gid)
             expr = or_code(gate.bodies, self.var, self.ref)
@@ -157,18 +182,29 @@ class GateWriter:
                 and not gates[user].component
             ) or (user is None and region < 0)
             keep = region < 0 and len(gate.bodies) > 1 and guard(gate) != 0
-            if uses[gid] == 1 and same_place and level < MAX_INLINE_DEPTH and not keep:
+            if (uses[gid] == 1 and same_place and level < MAX_INLINE_DEPTH and not keep) or (
+                self.inline_tests
+                and uses[gid] - outside_uses[gid] <= 1
+                and len(expr) * uses[gid] <= MAX_INLINE_TEST_CHARS
+                and self._one_test(gate)
+            ):
                 self.inlined[gid] = expr
                 self.depth[gid] = level
                 continue
             line = f"g{gid} = {expr}"
             masks = _positive_masks(gate.bodies) if keep else None
+            mask = 0
             if region >= 0:
                 blocks.setdefault(region, []).append(line)
+                mask = -1
             elif masks is not None:
-                global_parts.append((-1, self._monotone(gid, masks, expr)))
+                mask = -1
+                global_parts.append((mask, self._monotone(gid, masks, expr)))
             else:
-                global_parts.append((guard(gate) if len(gate.bodies) > 1 else 0, [line]))
+                mask = guard(gate) if len(gate.bodies) > 1 else 0
+                global_parts.append((mask, [line]))
+            if mask:
+                kept.append(gid)
         out: list[str] = []
         for region in sorted(blocks):
             if self.incremental:
@@ -187,7 +223,22 @@ class GateWriter:
                 out.append(f"if ch & {mask}:")
                 previous = mask
             out.extend(_indent(lines))
+        if self.incremental:
+            self.kept.extend(kept)
         return out
+
+    def _one_test(self, gate: Gate) -> bool:
+        """Whether a gate is one test of input bits: a mask and at most one any-of, or
+        a gate written inline that is one test, or its negation."""
+        if gate.component or len(gate.bodies) != 1:
+            return False
+        body = gate.bodies[0]
+        if len(body) == 1:
+            ((kind, value),) = tuple(body)
+            if kind in ("g", "!"):
+                return value in self.inlined and self._one_test(self.plan.gates[value])
+        kinds = [kind for kind, _ in body]
+        return bool(kinds) and kinds.count("a") <= 1 and all(k in ("p", "n", "a") for k in kinds)
 
     def _monotone(self, gid: int, masks: list[int], expr: str) -> list[str]:
         """A wide OR of positive conjunctions, updated from its previous value.
@@ -295,7 +346,8 @@ def items_code(
 
 
 def generate(plan: Plan) -> str:
-    """The module source: terminal, legal, legal_<r>, goals, next and playout."""
+    """The module source: terminal, legal, status (unless too wide), goals, next and
+    playout."""
     network = plan.network
     roles = list(range(len(network.roles)))
     out: list[str] = []
@@ -336,11 +388,23 @@ def generate(plan: Plan) -> str:
     writer = GateWriter(plan, "s", incremental=False)
     lines = state_block(writer, legal_roots) + legal_lines(writer, roles, sort=True)
     function("legal", "s", lines + ["return (" + "".join(f"L{r}, " for r in roles) + ")"])
-    for r in roles:
-        writer = GateWriter(plan, "s", incremental=False)
-        role_roots = [c for c, _ in plan.legal[r] if isinstance(c, frozenset)]
-        lines = state_block(writer, role_roots) + legal_lines(writer, [r], sort=True)
-        function(f"legal_{r}", "s", lines + [f"return L{r}"])
+
+    # terminal and legal together, updated from the gate values G of a state that
+    # differs from s in the bits ch (ch = -1 computes every gate)
+    status_writer = GateWriter(plan, "s", incremental=True, inline_tests=True)
+    status_roots = conjs([plan.terminal]) + legal_roots
+    needed = status_writer.closure(gate_refs(status_roots), plan.state_gates)
+    lines = status_writer.write(needed, Counter(gate_refs(status_roots)), regional=True)
+    with_status = len(status_writer.kept) <= MAX_STATUS_GATES
+    if with_status:
+        kept = "".join(f"g{gid}, " for gid in status_writer.kept)
+        lines = ([f"{kept}= G"] if kept else []) + lines
+        lines.append(f"T = bool({_cond(plan.terminal, status_writer)})")
+        lines += legal_lines(status_writer, roles, sort=True)
+        legal_tuple = "(" + "".join(f"L{r}, " for r in roles) + ")"
+        function("status", "s, ch, G", lines + [f"return T, {legal_tuple}, ({kept})"])
+        out.append(f"STATUS_GATES = {len(status_writer.kept)}")
+        out.append("")
 
     # goals (all gates, since goal atoms are not state gates of the playout)
     goal_roots = [c for r in roles for c, _ in plan.goals[r] if isinstance(c, frozenset)]
@@ -413,7 +477,8 @@ def generate(plan: Plan) -> str:
     loop += ["ch = s ^ n", "s = n", "steps += 1"]
     body += _indent(loop)
     function("playout", "s, rnd, limit, record", body)
-    for name, table in state_writer.tables.items():
+    lookups = (status_writer.tables if with_status else {}) | state_writer.tables
+    for name, table in lookups.items():
         out.append(f"{name} = {table!r}")
     return "\n".join(out)
 

@@ -20,6 +20,12 @@ from .plan import Plan, build_plan
 
 DEFAULT_MAX_GROUND_RULES = 300_000
 DEFAULT_TIME_LIMIT = 2.0
+TRIAL_STATES = 64
+"""The first states asked about are worked out both ways, incrementally and afresh,
+and timed; the way faster on most of them is then kept (the answers are the same)."""
+
+Status = tuple[bool, tuple[list[int], ...]]
+"""Whether a state is terminal, and every role's legal move indices in it."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,10 @@ class CompiledEngine:
     Besides the :class:`server.gdl.engine.Engine` contract on :class:`State`, it offers
     a fast interface on compact states (``int`` bit sets, bit ``k`` = fluent ``k``):
     :meth:`encode`/:meth:`decode`, :meth:`legal_indices`, :meth:`next_compact`,
-    :meth:`terminal_compact`, :meth:`goals_compact` and :meth:`playout`.
+    :meth:`terminal_compact`, :meth:`status_compact`, :meth:`goals_compact` and
+    :meth:`playout`. On :class:`State` values it works each state's terminal flag and
+    legal moves out once and keeps them on the state, and it steps to the next state in
+    one call when the moves are legal (:meth:`next_if_legal`).
     """
 
     name = "compiled"
@@ -63,12 +72,25 @@ class CompiledEngine:
         self._last_goals: tuple[int, list[list[RawTerm]]] | None = None
         self.terminal_compact: Callable[[int], bool] = namespace["terminal"]
         self.legal_indices: Callable[[int], tuple[list[int], ...]] = namespace["legal"]
-        self._legal_role = [namespace[f"legal_{r}"] for r in range(len(self.roles))]
         self._goals = namespace["goals"]
         self._next = namespace["next"]
         self._playout = namespace["playout"]
         self.initial_compact: int = network.init_mask
         self._initial_state = State.from_compact(self, self.initial_compact)
+        self._status: Callable[..., tuple[bool, tuple[list[int], ...], tuple]] | None = (
+            namespace.get("status")
+        )
+        self._last_gates: tuple[int, tuple] = (0, ())
+        """The last state worked out incrementally, with its gate values: the next one
+        is worked out from them, recomputing only what the bits that differ touch."""
+        self._work_out: Callable[[int], Status] = self._separately
+        self._trials = 0
+        self._incremental_votes = 0
+        if self._status is not None:
+            unset = (False,) * namespace["STATUS_GATES"]
+            _, _, gates = self._status(self.initial_compact, -1, unset)
+            self._last_gates = (self.initial_compact, gates)
+            self._work_out = self._trial
 
     @classmethod
     def from_rules(
@@ -154,6 +176,45 @@ class CompiledEngine:
         state, steps, terminal = self._playout(compact, rng.random, limit, record)
         return Playout(state, steps, terminal)
 
+    def status_compact(self, compact: int) -> Status:
+        """Whether a compact state is terminal and every role's legal move indices,
+        worked out from the gate values of the state this was last asked about
+        (recomputing only what the bits that differ touch), when the game has the
+        generated code for it; else by :meth:`terminal_compact` and :meth:`legal_indices`."""
+        if self._status is None:
+            return self._separately(compact)
+        last, gates = self._last_gates  # one tuple: safe when threads share the engine
+        terminal, legal, gates = self._status(compact, compact ^ last, gates)
+        self._last_gates = (compact, gates)
+        return terminal, legal
+
+    def _separately(self, compact: int) -> Status:
+        return self.terminal_compact(compact), self.legal_indices(compact)
+
+    def _trial(self, compact: int) -> Status:
+        """Both ways, timed (in turns, which first); after TRIAL_STATES states the way
+        that was faster on more of them is kept (a vote: a pause of the process
+        during one call does not decide)."""
+        clock = time.perf_counter_ns
+        self._trials += 1
+        if self._trials & 1:
+            start = clock()
+            self._separately(compact)
+            middle = clock()
+            found = self.status_compact(compact)
+            faster = clock() - middle < middle - start
+        else:
+            start = clock()
+            found = self.status_compact(compact)
+            middle = clock()
+            self._separately(compact)
+            faster = middle - start < clock() - middle
+        self._incremental_votes += faster
+        if self._trials >= TRIAL_STATES:
+            incremental = 2 * self._incremental_votes >= self._trials
+            self._work_out = self.status_compact if incremental else self._separately
+        return found
+
     def batch(self, size: int = 4096) -> BatchRunner:
         """A runner that advances ``size`` random playouts at once (bulk playouts)."""
         return BatchRunner(self.plan, size)
@@ -168,27 +229,31 @@ class CompiledEngine:
         state.attach(self, compact)
         return compact
 
-    def _legal_of(self, state: State) -> tuple[list[int], ...]:
-        """Every role's legal move indices in ``state``, computed once per state."""
+    def _status_of(self, state: State) -> Status:
+        """Whether ``state`` is terminal and every role's legal move indices in it,
+        worked out once per state and kept on it."""
         if state._owner is not self:
             state.attach(self, self.encode(state))
-        legal = state._memo
-        if legal is None:
-            legal = state._memo = self.legal_indices(state._compact)  # type: ignore[arg-type]
-        return legal  # type: ignore[return-value]
+        status = state._memo
+        if status is None:
+            status = state._memo = self._work_out(state._compact)  # type: ignore[arg-type]
+        return status  # type: ignore[return-value]
 
     def initial_state(self) -> State:
         return self._initial_state
 
     def legal_moves(self, state: State, role: str) -> list[RawTerm]:
         r = self._role_index[role]
+        status = state._memo if state._owner is self else None
+        if status is None:
+            status = self._status_of(state)
         moves = self._public_moves[r]
-        return [moves[j] for j in self._legal_of(state)[r]]
+        return [moves[j] for j in status[1][r]]  # type: ignore[index]
 
     def legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
         r = self._role_index[role]
         j = self._move_index[r].get(move)
-        if j is None or j not in self._legal_of(state)[r]:
+        if j is None or j not in self._status_of(state)[1][r]:
             return None
         return self._public_moves[r][j]
 
@@ -206,8 +271,31 @@ class CompiledEngine:
             bits |= does_bits[r][j]
         return State.from_compact(self, self._next(bits, *joint))
 
+    def next_if_legal(self, state: State, moves: Sequence[object]) -> State | None:
+        """The state after ``moves`` (one per role, in role order) when each is a move
+        of this game that is legal in ``state``, else None (raises TypeError for an
+        unhashable move)."""
+        status = state._memo if state._owner is self else None
+        if status is None:
+            status = self._status_of(state)
+        bits: int = state._compact  # type: ignore[assignment]
+        legal_indices: tuple[list[int], ...] = status[1]  # type: ignore[index]
+        joint = []
+        for index, does, legal, move in zip(
+            self._move_index, self._does_bits, legal_indices, moves, strict=True
+        ):
+            j = index.get(move)  # type: ignore[call-overload]
+            if j is None or j not in legal:
+                return None
+            joint.append(j)
+            bits |= does[j]
+        return State.from_compact(self, self._next(bits, *joint))
+
     def is_terminal(self, state: State) -> bool:
-        return self.terminal_compact(self._compact_of(state))
+        status = state._memo if state._owner is self else None
+        if status is None:
+            status = self._status_of(state)
+        return status[0]  # type: ignore[index]
 
     def goal_values(self, state: State, role: str) -> list[RawTerm]:
         r = self._role_index[role]

@@ -13,8 +13,9 @@ step to the next.
 
 The next state is computed mostly with masks: a fluent that persists
 (``next(f) :- true(f)``), that a move sets, or that persists unless a move says
-otherwise comes from per-move tables (``n = s & (PERSIST | K[m]) | S[m]``); only the
-remaining rule bodies are generated as code.
+otherwise comes from per-move tables (``n = s & (PERSIST | K[m]) | S[m]``), also when
+one rule body tests any of the fluent itself and some roles' moves (it is split bit by
+bit); only the remaining rule bodies are generated as code.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ MAX_MOVE_GATE_BODIES = 64
 
 CHUNK_MIN = 12
 """Bodies left over after splitting by region are cut into chunks from this many on."""
+
+MAX_SPLIT_BITS = 16
+"""A next-state body testing any of this many bits at most (the fluent itself, some
+moves) is split into one body per bit, so that it fits the per-move tables."""
 
 CHUNK_FACTOR = 2.5
 """A chunk holds about CHUNK_FACTOR * sqrt(bodies) bodies (measured on the benchmark
@@ -305,6 +310,40 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
         base = network.does_base[r]
         return [b.bit_length() - 1 - base for b in _bits(mask)]
 
+    def table_entry(body: Conj, bit: int) -> tuple[list[list[int]] | None, int, list[int]] | None:
+        """Where a body of ``next(bit)`` goes in the tables: (None, -1, []) to persist,
+        (keep or sets, role, moves) for one role's moves; None when it needs code."""
+        if body == {("p", bit)}:
+            return None, -1, []
+        if any(kind not in ("p", "n", "a") for kind, _ in body):
+            return None
+        own = frozenset({("p", bit)}) if ("p", bit) in body else frozenset()
+        rest = body - own
+        owner = single_role(rest) if rest else None
+        if owner is None:
+            return None
+        return (keep if own else sets), owner, moves_matching(owner, rest)
+
+    def table_entries(
+        body: Conj, bit: int
+    ) -> list[tuple[list[list[int]] | None, int, list[int]]] | None:
+        """The table entries of a body, splitting an any-of literal (the fluent itself
+        or some roles' moves) into one body per bit; None when it needs code."""
+        entry = table_entry(body, bit)
+        if entry is not None:
+            return [entry]
+        wide = [lit for lit in body if lit[0] == "a"]
+        if len(wide) != 1 or wide[0][1].bit_count() > MAX_SPLIT_BITS:
+            return None
+        rest = body - {wide[0]}
+        entries = []
+        for single in _bits(wide[0][1]):
+            entry = table_entry(rest | {("p", single)}, bit)
+            if entry is None:
+                return None
+            entries.append(entry)
+        return entries
+
     kill = [[0] * len(network.moves[r]) for r in roles]
     frame = 0
     does_mask = 0
@@ -318,9 +357,6 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
             continue
         assert not isinstance(value, bool)
         for body in plan.gates[value].bodies:
-            if body == {("p", bit)}:
-                persist |= bit
-                continue
             rest = body - {("p", bit)}
             if (
                 len(rest) < len(body)
@@ -336,17 +372,16 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
                         for b in _bits(v & role_masks[r]):
                             kill[r][b.bit_length() - 1 - base] |= bit
                 continue
-            inputs = frozenset(lit for lit in body if lit[0] in ("p", "n", "a"))
-            if len(inputs) == len(body):
-                own = frozenset({("p", bit)}) if ("p", bit) in body else frozenset()
-                rest = body - own
-                owner = single_role(rest) if rest else None
-                if owner is not None:
-                    table = keep if own else sets
-                    for j in moves_matching(owner, rest):
-                        table[owner][j] |= bit
+            entries = table_entries(body, bit)
+            if entries is None:
+                general.append((body, bit))
+                continue
+            for table, owner, moves in entries:
+                if table is None:
+                    persist |= bit
                     continue
-            general.append((body, bit))
+                for j in moves:
+                    table[owner][j] |= bit
     return NextTables(persist, constant, keep, sets, general, frame, kill)
 
 
