@@ -66,7 +66,7 @@ def test_a_match_log_is_written_as_the_json_module_writes_it() -> None:
         "states": ["( ( cell 1 1 b ) ( control xplayer ) )"] * 3,
         "moves": [["( mark 1 1 )", "noop"], ["noop", "( mark 2 2 )"]],
         "errors": [["", ""], ["IL ( MARK 1 1 )", "TO"]],
-        "errorDetails": [[None, {"kind": "illegal", "rawReply": "( MARK 1 1 )\n\t\"x\""}]],
+        "errorDetails": [[None, {"kind": "illegal", "rawReply": '( MARK 1 1 )\n\t"x"'}]],
         "goalValues": [100, 0],
         "isCompleted": True,
         "note": "été 中 \U0001f600",
