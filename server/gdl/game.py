@@ -183,10 +183,7 @@ class Game:
         """The role's legal moves in ``state``, in a deterministic order."""
         if role not in self.roles:
             self._check_role(role)
-        try:  # a new list of public terms
-            return cast(list[Term], self.engine.legal_moves(state, role))
-        except OutsideGroundingError:
-            return cast(list[Term], self._fallback().legal_moves(state, role))
+        return cast(list[Term], self._legal(state, role))  # a new list of public terms
 
     def is_legal(self, state: State, role: str, move: object) -> bool:
         """Whether ``move`` (a term or KIF text) is legal for ``role`` in ``state``."""

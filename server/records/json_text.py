@@ -26,19 +26,11 @@ def _both_write_alike(data: Any) -> bool:
         value = pending.pop()
         kind = type(value)
         if kind is dict:
-            for key, item in value.items():
-                if type(key) is not str:
-                    return False
-                if type(item) in (dict, list):
-                    pending.append(item)
-                elif type(item) not in _PLAIN:
-                    return False
+            if any(type(key) is not str for key in value):
+                return False
+            pending.extend(value.values())
         elif kind is list:
-            for item in value:
-                if type(item) in (dict, list):
-                    pending.append(item)
-                elif type(item) not in _PLAIN:
-                    return False
+            pending.extend(value)
         elif kind not in _PLAIN:
             return False
     return True
