@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import cast
@@ -29,6 +31,43 @@ DEFAULT_MAX_RULES_BYTES = 2 * 1024 * 1024
 """Rule texts and files larger than this (UTF-8 bytes) are refused before parsing:
 fifty times the largest game of the GGP corpora, far below what would take the
 parser many seconds and gigabytes."""
+
+
+REMEMBERED_FAILURES = 64
+"""How many games whose compile attempt failed for a reason that does not depend on
+the machine's load (a size cap, the rule budget, rules the compiler refuses) are
+remembered per process, so that loading one again falls back at once."""
+
+_failed_compiles: OrderedDict[tuple[int, int, int, float], GdlError] = OrderedDict()
+_failed_compiles_lock = threading.Lock()
+
+
+def _known_failure(key: tuple[int, int, int, float]) -> GdlError | None:
+    with _failed_compiles_lock:
+        found = _failed_compiles.get(key)
+        if found is not None:
+            _failed_compiles.move_to_end(key)
+        return found
+
+
+def _remember_failure(key: tuple[int, int, int, float], error: GdlError) -> None:
+    with _failed_compiles_lock:
+        _failed_compiles[key] = error
+        while len(_failed_compiles) > REMEMBERED_FAILURES:
+            _failed_compiles.popitem(last=False)
+
+
+def forget_failed_compiles() -> None:
+    """Forget every remembered failure: the next load of each game tries to compile it."""
+    with _failed_compiles_lock:
+        _failed_compiles.clear()
+
+
+def _remembered(error: GdlError) -> bool:
+    """Whether a failed compile attempt would fail again whatever the load."""
+    from .compiled import GroundingOverBudget, GroundingTooSlow
+
+    return isinstance(error, GroundingOverBudget) or not isinstance(error, GroundingTooSlow)
 
 
 def _as_term(move: object) -> RawTerm:
@@ -85,7 +124,9 @@ class Game:
         self.fallback_reason: str | None = None
         """Why ``auto`` chose the interpreter (None when it did not fall back)."""
         self.failed_compile_seconds = 0.0
-        """CPU time the failed compile attempt took before the fallback."""
+        """CPU time the failed compile attempt took before the fallback (0.0 when the
+        same rules already failed with the same limits in this process for a reason
+        that does not depend on the load: the fallback is then immediate)."""
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
         self._interpreter: Engine | None = None
@@ -109,6 +150,10 @@ class Game:
             )
         if time_limit is None:
             time_limit = float(os.environ.get("GGP_COMPILE_TIME_LIMIT", DEFAULT_TIME_LIMIT))
+        key = (hash(tuple(self.rules)), len(self.rules), max_ground_rules, time_limit)
+        known = _known_failure(key) if engine == "auto" else None
+        if known is not None:  # failed before with these limits: no second attempt
+            return self._interpreter_instead(known)
         started = time.thread_time()
         try:
             return compile_engine(
@@ -118,9 +163,17 @@ class Game:
             if engine == "compiled":
                 raise
             self.failed_compile_seconds = time.thread_time() - started
-            self.fallback_reason = getattr(reason, "reason", str(reason))
-            log.info("using the interpreter: %s", reason)
-            return Interpreter(self.rules)
+            if _remembered(reason):
+                _remember_failure(key, reason)
+            return self._interpreter_instead(reason)
+
+    def _interpreter_instead(self, reason: GdlError) -> Engine:
+        """The interpreter, with the reason the compiled engine was not used."""
+        from .interpreter import Interpreter
+
+        self.fallback_reason = getattr(reason, "reason", str(reason))
+        log.info("using the interpreter: %s", reason)
+        return Interpreter(self.rules)
 
     def _fallback(self) -> Engine:
         """The interpreter, for states or moves outside what the compiled engine grounded."""

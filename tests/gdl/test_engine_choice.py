@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+import server.gdl.compiled
 from server.gdl import Game, State
+from server.gdl.compiled import (
+    CompiledEngine,
+    CompileError,
+    GroundingOverBudget,
+    GroundingTooLarge,
+    GroundingTooSlow,
+)
+from server.gdl.compiled.engine import DEFAULT_TIME_LIMIT, rule_budget
+from server.gdl.game import forget_failed_compiles
+from server.gdl.parser import parse_gdl
 
 COUNTER = """
 (role player)
@@ -15,6 +26,29 @@ COUNTER = """
 (<= terminal (true (count 3)))
 (<= (goal player 100) (true (count 3)))
 (<= (goal player 0) (not (true (count 3))))
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_remembered_failures() -> None:
+    """Every test attempts its compiles afresh, whatever ran before in the process."""
+    forget_failed_compiles()
+
+
+def triples(cells: int) -> str:
+    """A game whose grounding holds a ``triple`` rule for every three cells: cheap
+    rules, so grounding runs at its fastest."""
+    return f"""
+(role r)
+(init (cell 0))
+{" ".join(f"(succ {i} {i + 1})" for i in range(cells - 1))}
+(<= (legal r (step ?y)) (true (cell ?x)) (succ ?x ?y))
+(<= (next (cell ?y)) (does r (step ?y)))
+(<= (next (cell ?x)) (true (cell ?x)))
+(<= (triple ?a ?b ?c) (true (cell ?a)) (true (cell ?b)) (true (cell ?c)))
+(<= terminal (triple ?a ?a ?a) (true (cell {cells - 1})))
+(<= (goal r 100) terminal)
+(<= (goal r 0) (not terminal))
 """
 
 
@@ -53,3 +87,55 @@ def test_a_state_outside_the_grounding_is_answered_by_the_interpreter() -> None:
 def test_unknown_engine_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown engine"):
         Game.from_text(COUNTER, engine="quantum")
+
+
+def test_a_failed_compile_attempt_stops_at_the_rules_its_time_limit_allows() -> None:
+    """Grounding stops at the rule budget (100,000 rules for the default 2 s), not at
+    the 300,000-rule cap or the deadline, which cost 1.5 to 2 s of CPU time on this
+    game; stopping at the budget costs about 0.4 s (CPU time of the attempt itself, so
+    a busy machine inflates it far less than wall time)."""
+    game = Game.from_text(triples(100))  # a million ground rules
+    assert game.engine.name == "interpreter"
+    budget = rule_budget(DEFAULT_TIME_LIMIT)
+    assert game.fallback_reason == (
+        f"more than {budget} ground rules, more than the time limit allows"
+    )
+    assert 0 < game.failed_compile_seconds < DEFAULT_TIME_LIMIT / 2
+
+
+def test_the_rule_budget_grows_with_the_time_limit() -> None:
+    """The budget is a count, so the same game is refused the same way on any machine,
+    and a generous time limit lifts it up to the rule cap."""
+    rules = parse_gdl(triples(20))  # 8,000 triples
+    with pytest.raises(GroundingOverBudget, match="more than 5000 ground rules"):
+        CompiledEngine.from_rules(rules, time_limit=0.1)
+    assert CompiledEngine.from_rules(rules, time_limit=60.0).roles == ["r"]
+    small = parse_gdl(COUNTER)
+    assert CompiledEngine.from_rules(small, time_limit=0.1).roles == ["player"]
+
+
+def test_a_failure_that_does_not_depend_on_the_load_is_not_attempted_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    attempts: list[str] = []
+    failure: CompileError = GroundingTooLarge("more than 7 ground rules")
+
+    def refuse(rules: object, **limits: object) -> CompiledEngine:
+        attempts.append("compile")
+        raise failure
+
+    monkeypatch.setattr(server.gdl.compiled, "compile_engine", refuse)
+    text = COUNTER + "(unrelated 1)"
+    first = Game.from_text(text)
+    second = Game.from_text(text)
+    assert attempts == ["compile"]
+    assert first.fallback_reason == second.fallback_reason == "more than 7 ground rules"
+    assert second.failed_compile_seconds == 0.0
+    Game.from_text(text, compile_time_limit=3.0)  # other limits: attempted again
+    assert attempts == ["compile", "compile"]
+
+    failure = GroundingTooSlow("grounding took longer than the time limit")
+    text = COUNTER + "(unrelated 2)"
+    Game.from_text(text)
+    Game.from_text(text)  # a machine busy once may be idle the next time
+    assert attempts == ["compile"] * 4

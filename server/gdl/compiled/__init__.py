@@ -1,16 +1,23 @@
 """The compiled rules engine: ground a game once with clingo, then run generated Python.
 
 Entry point: :func:`compile_engine` (or :meth:`CompiledEngine.from_rules`), which
-raises :class:`CompileError` (subclasses :class:`GroundingTooLarge` and
-:class:`GroundingTooSlow`) with a ``reason`` when the game cannot be compiled within
-the configured limits, so that the caller can fall back to the interpreter.
+raises :class:`CompileError` (subclasses :class:`GroundingTooLarge`,
+:class:`GroundingTooSlow` and :class:`GroundingOverBudget`) with a ``reason`` when the
+game cannot be compiled within the configured limits, so that the caller can fall back
+to the interpreter.
 """
 
 from __future__ import annotations
 
 from ..parser import Rule
 from .engine import DEFAULT_MAX_GROUND_RULES, DEFAULT_TIME_LIMIT, CompiledEngine, Playout
-from .errors import CompileError, GroundingTooLarge, GroundingTooSlow, OutsideGroundingError
+from .errors import (
+    CompileError,
+    GroundingOverBudget,
+    GroundingTooLarge,
+    GroundingTooSlow,
+    OutsideGroundingError,
+)
 
 
 def compile_engine(
@@ -30,6 +37,7 @@ __all__ = [
     "DEFAULT_TIME_LIMIT",
     "CompileError",
     "CompiledEngine",
+    "GroundingOverBudget",
     "GroundingTooLarge",
     "GroundingTooSlow",
     "OutsideGroundingError",

@@ -26,6 +26,14 @@ class GroundingTooSlow(CompileError):
     """Grounding, optimising or generating code exceeded the configured time limit."""
 
 
+class GroundingOverBudget(GroundingTooSlow):
+    """The ground program has more rules than the time limit allows compiling.
+
+    Decided by counting ground rules, not by the clock, so it does not depend on how
+    busy the machine is.
+    """
+
+
 def check_deadline(deadline: float, stage: str) -> None:
     """Raise :class:`GroundingTooSlow` once ``deadline`` (thread CPU time, :func:`time.thread_time`) has passed."""
     if time.thread_time() > deadline:
@@ -34,6 +42,7 @@ def check_deadline(deadline: float, stage: str) -> None:
 
 __all__ = [
     "CompileError",
+    "GroundingOverBudget",
     "GroundingTooLarge",
     "GroundingTooSlow",
     "OutsideGroundingError",
