@@ -13,7 +13,7 @@ without, with ``--no-logs``), and prints one row per mode:
   the match, counted from the matches' own events), and the error count (0 when healthy).
 
 Usage: ``python benchmarks/match_throughput.py [--game NAME] [--matches N]
-[--concurrency C] [--playclock S] [--port-range LOW-HIGH] [--no-logs] [--no-fsync]
+[--concurrency C] [--playclock S] [--port-range LOW-HIGH] [--keep-alive] [--no-logs] [--no-fsync]
 [--loop auto|asyncio|uvloop] [--list-columns]``; the server runs on uvloop when it is
 installed (the ``fast`` extra) unless ``--loop asyncio``
 """
@@ -131,7 +131,10 @@ async def measure(
         async with gate:
             runner = MatchRunner(
                 game,
-                [Player(f"random{role}", url) for role, url in enumerate(urls)],
+                [
+                    Player(f"random{role}", url, keep_alive=args.keep_alive)
+                    for role, url in enumerate(urls)
+                ],
                 config,
                 game_name=args.game,
                 observers=[counter, writer] if logs else [counter],
@@ -171,7 +174,8 @@ def print_table(rows: list[list[str]]) -> None:
 async def benchmark(args: argparse.Namespace) -> None:
     print(
         f"game {args.game}, {args.matches} matches, at most {args.concurrency} at once, "
-        f"fsync {'off' if args.no_fsync else 'on'}",
+        f"fsync {'off' if args.no_fsync else 'on'}, "
+        f"{'one kept-open connection per player and match' if args.keep_alive else 'one connection per message'}",
         flush=True,
     )
     from server.games import load_game
@@ -216,6 +220,12 @@ def main() -> int:
         type=parse_port_range,
         metavar="LOW-HIGH",
         help="ports for the local player processes (default: any free port)",
+    )
+    parser.add_argument(
+        "--keep-alive",
+        action="store_true",
+        help="ask the players to keep each match's connection open (HTTP keep-alive) "
+        "instead of one connection per message as GGP-Base",
     )
     parser.add_argument(
         "--no-logs", action="store_true", help="only the run without logs (default: both)"

@@ -8,7 +8,8 @@ registers the players, queues ``--matches`` matches of ``--game`` through
 the database and every log signed, as in production.  With ``--think-ms T`` the
 players answer each PLAY after T milliseconds, so matches stay running (with
 ``--step-limit`` to keep them from lasting too long) and the peak of matches held at
-once shows.  Prints one row:
+once shows.  With ``--keep-alive`` the players are registered as keeping one
+connection open per match.  Prints one row:
 
 - matches per minute and steps per second over the whole run;
 - the server's CPU time per step (this process: API, queue, rules, store, signing);
@@ -18,7 +19,7 @@ once shows.  Prints one row:
 
 Usage: ``python benchmarks/serve_throughput.py [--database URL] [--game NAME]
 [--matches N] [--concurrency C] [--playclock S] [--think-ms T] [--step-limit N]
-[--player-processes N] [--loop auto|asyncio|uvloop]``; ``--list-columns`` prints the
+[--player-processes N] [--keep-alive] [--loop auto|asyncio|uvloop]``; ``--list-columns`` prints the
 column names, one per line.
 """
 
@@ -42,6 +43,7 @@ COLUMNS = (
     "matches",
     "concurrency",
     "think_ms",
+    "keep_alive",
     "steps",
     "wall_s",
     "matches_per_minute",
@@ -76,7 +78,12 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
                     fast_player_process(index + 1, think_ms=args.think_ms)
                 )
                 names.append(f"p{index + 1}")
-                body = {"name": names[-1], "url": player_url, "max_matches": args.matches}
+                body = {
+                    "name": names[-1],
+                    "url": player_url,
+                    "max_matches": args.matches,
+                    "keep_alive": args.keep_alive,
+                }
                 async with session.post(f"{base}/api/players", json=body) as response:
                     assert response.status == 201, await response.text()
             cpu_started = time.process_time()
@@ -128,6 +135,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
         "matches": f"{counts['finished']}/{args.matches}",  # type: ignore[index]
         "concurrency": args.concurrency,
         "think_ms": args.think_ms,
+        "keep_alive": "yes" if args.keep_alive else "no",
         "steps": steps,
         "wall_s": f"{wall:.1f}",
         "matches_per_minute": f"{60 * args.matches / wall:.0f}",
@@ -158,6 +166,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", metavar="URL", help="default: SQLite in a temporary folder")
     parser.add_argument("--game", default="tictactoex9")
+    parser.add_argument(
+        "--keep-alive",
+        action="store_true",
+        help="register the players as keeping one connection open per match (HTTP "
+        "keep-alive) instead of one connection per message as GGP-Base",
+    )
     parser.add_argument("--matches", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--startclock", type=int, default=10)

@@ -1,7 +1,8 @@
 """Light local players for the throughput benchmarks, so that the players never lag the server.
 
 One process answers for any number of matches on one loopback port, with a bare asyncio
-HTTP/1.0 server (no web framework, no worker threads): ``ready`` to START, a random legal
+HTTP/1.0 server (no web framework, no worker threads; a request with ``Connection:
+keep-alive`` keeps its connection open): ``ready`` to START, a random legal
 move to PLAY (the game of a rulesheet is loaded once per process and its states kept per
 match, on the compiled engine where it applies), ``done`` to STOP and ABORT, and
 ``( ( name fast ) ( status available ) )`` to INFO.  With ``--think-ms T`` every PLAY
@@ -29,6 +30,7 @@ if __package__ in (None, ""):  # run as a script: the repository root is importa
 
 _END_OF_HEADERS = re.compile(rb"\r?\n\r?\n")
 _LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
+_KEEP_ALIVE = re.compile(rb"\nconnection:\s*keep-alive", re.IGNORECASE)
 
 
 class FastPlayer:
@@ -80,31 +82,43 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        found = _END_OF_HEADERS.search(self.buffer)
-        if found is None:
-            return
-        length = _LENGTH.search(self.buffer, 0, found.start())
-        body = self.buffer[found.end() :]
-        if length is not None and len(body) < int(length.group(1)):
-            return
-        assert self.transport is not None
-        text = body.decode("utf-8")
-        try:
-            reply = self.player.answer(text)
-        except Exception as error:  # a benchmark player: say what went wrong, keep serving
-            print(f"fast player: {error!r}", file=sys.stderr, flush=True)
-            reply = "error"
-        if self.player.think > 0 and text.lstrip("( ").lower().startswith("play"):
-            asyncio.get_running_loop().call_later(self.player.think, self._reply, reply)
-        else:
-            self._reply(reply)
+        while self.transport is not None and not self.transport.is_closing():
+            found = _END_OF_HEADERS.search(self.buffer)
+            if found is None:
+                return
+            length = _LENGTH.search(self.buffer, 0, found.start())
+            size = int(length.group(1)) if length is not None else len(self.buffer) - found.end()
+            if len(self.buffer) - found.end() < size:
+                return
+            keep_alive = _KEEP_ALIVE.search(self.buffer, 0, found.start()) is not None
+            text = self.buffer[found.end() : found.end() + size].decode("utf-8")
+            self.buffer = self.buffer[found.end() + size :]
+            try:
+                reply = self.player.answer(text)
+            except Exception as error:  # a benchmark player: say what went wrong, keep serving
+                print(f"fast player: {error!r}", file=sys.stderr, flush=True)
+                reply = "error"
+            if self.player.think > 0 and text.lstrip("( ").lower().startswith("play"):
+                asyncio.get_running_loop().call_later(
+                    self.player.think, self._reply, reply, keep_alive
+                )
+            else:
+                self._reply(reply, keep_alive)
 
-    def _reply(self, reply: str) -> None:
+    def _reply(self, reply: str, keep_alive: bool) -> None:
+        """Answer; close unless the request asked to keep the connection open."""
         from server.protocol.http import response_bytes
 
         assert self.transport is not None
-        self.transport.write(response_bytes(reply))
-        self.transport.close()
+        if self.transport.is_closing():
+            return
+        data = response_bytes(reply)
+        if keep_alive:
+            data = data.replace(b"\r\n", b"\r\nConnection: keep-alive\r\n", 1)
+            self.transport.write(data)
+        else:
+            self.transport.write(data)
+            self.transport.close()
 
 
 async def serve(seed: int, ports: range | None, think: float = 0.0) -> None:

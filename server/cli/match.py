@@ -126,6 +126,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the match id, a plain name not used by a log in --out (default <prefix>.<game>.<ms>)",
     )
     parser.add_argument(
+        "--keep-alive",
+        action="store_true",
+        help="ask the player URLs to keep one connection open for the whole match (HTTP "
+        "keep-alive; less work per step for players that support it) instead of one "
+        "connection per message as GGP-Base",
+    )
+    parser.add_argument(
         "--allow-unreachable",
         action="store_true",
         help="play even against player URLs that do not answer INFO (they get substitute "
@@ -312,10 +319,12 @@ async def _play(
             players = [
                 None
                 if spec.url is None and spec.bundled is None
-                else Player(spec.bundled, next(started))
+                else Player(spec.bundled, next(started), keep_alive=args.keep_alive)
                 if spec.bundled is not None
                 else Player(
-                    pings[spec.role].name or spec.url.split("://")[-1].rstrip("/"), spec.url
+                    pings[spec.role].name or spec.url.split("://")[-1].rstrip("/"),
+                    spec.url,
+                    keep_alive=args.keep_alive,
                 )
                 for spec in specs
             ]

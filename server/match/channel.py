@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .transport import DEFAULT_MAX_REPLY_BYTES, PlayerAddress, Reply, send_message
+from .transport import (
+    DEFAULT_MAX_REPLY_BYTES,
+    KeptConnection,
+    PlayerAddress,
+    Reply,
+    send_message,
+)
 
 
 class PlayerChannel(Protocol):
@@ -33,17 +39,35 @@ class PlayerChannel(Protocol):
 
 
 class HttpChannel:
-    """A classic player: one HTTP POST per message, with GGP-Base's request bytes."""
+    """A classic player: one HTTP POST per message, with GGP-Base's request bytes.
+
+    With ``keep_alive`` (for players the host marked so), the requests ask the player to
+    keep the connection open and one connection carries message after message; call
+    :meth:`close` when done with the channel.
+    """
 
     transport = "http"
 
-    def __init__(self, address: PlayerAddress, receiver: str = "") -> None:
+    def __init__(
+        self, address: PlayerAddress, receiver: str = "", keep_alive: bool = False
+    ) -> None:
         self.address = address
         self.receiver = receiver
+        self.kept: KeptConnection | None = KeptConnection() if keep_alive else None
 
     async def send(
         self, text: str, *, time_limit: float | None, max_bytes: int = DEFAULT_MAX_REPLY_BYTES
     ) -> Reply:
         return await send_message(
-            self.address, text, receiver=self.receiver, time_limit=time_limit, max_bytes=max_bytes
+            self.address,
+            text,
+            receiver=self.receiver,
+            time_limit=time_limit,
+            max_bytes=max_bytes,
+            kept=self.kept,
         )
+
+    def close(self) -> None:
+        """Close the connection kept open for the next message, if any."""
+        if self.kept is not None:
+            self.kept.close()

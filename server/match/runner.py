@@ -100,6 +100,9 @@ class Player:
     url: str
     channel: PlayerChannel | None = field(default=None, compare=False)
     """How to reach it; ``None``: HTTP POSTs to ``url``."""
+    keep_alive: bool = False
+    """Whether the HTTP POSTs ask it to keep one connection open for the whole match
+    (only for players known to support HTTP keep-alive; GGP-Base's players do not)."""
 
 
 @dataclass
@@ -188,10 +191,10 @@ class MatchRunner:
             None if role == RANDOM_ROLE else player
             for role, player in zip(self.roles, players, strict=True)
         ]
+        self._own_channels: list[HttpChannel] = []
+        """The channels this runner opened itself (and closes at the end)."""
         self._channels: list[PlayerChannel | None] = [
-            None
-            if player is None
-            else player.channel or HttpChannel(PlayerAddress.parse(player.url), player.name)
+            None if player is None else player.channel or self._open_channel(player)
             for player in self.players
         ]
         self.match_id = match_id or new_match_id(self.config.match_id_prefix, game_name or "game")
@@ -282,9 +285,16 @@ class MatchRunner:
             raise
         finally:
             self.stats.total_seconds = time.monotonic() - started
+            for channel in self._own_channels:
+                channel.close()
             if self._rules is not None:
                 await self._rules.close()
         return self.record
+
+    def _open_channel(self, player: Player) -> HttpChannel:
+        channel = HttpChannel(PlayerAddress.parse(player.url), player.name, player.keep_alive)
+        self._own_channels.append(channel)
+        return channel
 
     def abort(self) -> None:
         """Cancel the match: ABORT goes to every player and the record is marked aborted."""

@@ -6,6 +6,13 @@ Every message opens a connection, writes one ``POST`` exactly as GGP-Base writes
 covers the whole exchange (connect, write, read): a reply that trickles in past it is
 late, unlike GGP-Base's per-read socket timeout.
 
+A player the host marked as keeping connections open gets a :class:`KeptConnection`:
+the request then adds ``Connection: keep-alive``, and the connection stays open for the
+next message when the reply agrees (HTTP/1.1 without ``Connection: close``, or HTTP/1.0
+with ``Connection: keep-alive``) and its body has a ``Content-Length`` with nothing after
+it.  Anything else closes it as usual.  A kept connection the player closed while idle is
+replaced by a new one, within the same deadline, when not a byte of reply came back.
+
 Reading is liberal, as GGP-Base reads: the status line and every header except
 ``Content-Length`` (any letter case) are ignored, so a ``500`` with a move in the body
 counts; without a length the body runs to the end of the stream; HTTP/1.0 and 1.1
@@ -93,9 +100,47 @@ class _Failure(Exception):
         self.kind = kind
 
 
-def build_request(address: PlayerAddress, text: str, receiver: str) -> bytes:
-    """The request bytes for one message, exactly as GGP-Base sends them."""
-    return request_bytes(text, address.host, receiver, address.path)
+def build_request(
+    address: PlayerAddress, text: str, receiver: str, keep_alive: bool = False
+) -> bytes:
+    """The request bytes for one message, exactly as GGP-Base sends them (``keep_alive``
+    adds ``Connection: keep-alive``)."""
+    return request_bytes(text, address.host, receiver, address.path, keep_alive)
+
+
+class KeptConnection:
+    """The open connection to one player between two messages (HTTP keep-alive).
+
+    At most one: a match sends one message at a time to each role.  :meth:`close` it
+    when the match ends.
+    """
+
+    def __init__(self) -> None:
+        self._idle: _ReplyReader | None = None
+
+    def take(self) -> _ReplyReader | None:
+        """The idle connection, if it can carry another request; ``None`` otherwise."""
+        reader, self._idle = self._idle, None
+        if reader is not None and not reader.reusable:
+            reader.abort()
+            return None
+        return reader
+
+    def keep(self, reader: _ReplyReader) -> None:
+        """Hold ``reader``'s connection for the next message."""
+        self.close()
+        self._idle = reader
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a connection is held (it may still have been closed by the player)."""
+        return self._idle is not None
+
+    def close(self) -> None:
+        """Close the held connection, if any."""
+        reader, self._idle = self._idle, None
+        if reader is not None:
+            reader.abort()
 
 
 async def send_message(
@@ -105,28 +150,47 @@ async def send_message(
     receiver: str = "",
     time_limit: float | None,
     max_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    kept: KeptConnection | None = None,
 ) -> Reply:
     """Send one message and read the reply within ``time_limit`` seconds in total (``None``: no limit).
 
+    With ``kept``, the request asks to keep the connection open, an open connection held
+    there is used, and the connection is left there when the reply allows it.
     Never raises for player faults: they come back as a :class:`Reply` with an error.
     """
     started = time.monotonic()
     reader: _ReplyReader | None = None
+    keep = False
 
     def elapsed() -> int:
         return round((time.monotonic() - started) * 1000)
 
     try:
         async with asyncio.timeout(time_limit):
-            loop = asyncio.get_running_loop()
-            transport, reader = await loop.create_connection(
-                _ReplyReader,
-                address.host,
-                address.port,
-                ssl=ssl.create_default_context() if address.secure else None,
-            )
-            transport.write(build_request(address, text, receiver))
-            status_line, body = await _read_reply(reader, max_bytes)
+            request = build_request(address, text, receiver, keep_alive=kept is not None)
+            reader = kept.take() if kept is not None else None
+            reused = reader is not None
+            while True:
+                if reader is None:
+                    _, reader = await asyncio.get_running_loop().create_connection(
+                        _ReplyReader,
+                        address.host,
+                        address.port,
+                        ssl=ssl.create_default_context() if address.secure else None,
+                    )
+                try:
+                    assert reader.transport is not None
+                    reader.received = 0
+                    reader.transport.write(request)
+                    status_line, body, reusable = await _read_reply(reader, max_bytes)
+                except (_Failure, OSError, EOFError) as error:
+                    if reused and not reader.received and _is_closed_error(error):
+                        reader.abort()  # the player had closed it while idle: start afresh
+                        reader, reused = None, False
+                        continue
+                    raise
+                break
+            keep = kept is not None and reusable
     except TimeoutError:
         return Reply(
             None, ErrorKind.TIMEOUT, f"no complete reply within {time_limit:g} s", elapsed()
@@ -137,9 +201,19 @@ async def send_message(
         reason = str(error) or type(error).__name__
         return Reply(None, ErrorKind.CONNECTION_ERROR, reason, elapsed())
     finally:
-        if reader is not None and reader.transport is not None:
-            reader.transport.abort()
+        if reader is not None:
+            if keep and kept is not None:
+                kept.keep(reader)
+            else:
+                reader.abort()
     return Reply(body, None, "", elapsed(), status_line)
+
+
+def _is_closed_error(error: BaseException) -> bool:
+    """Whether ``error`` says the connection was closed before the request was read."""
+    if isinstance(error, _Failure):
+        return error.kind is ErrorKind.CONNECTION_ERROR
+    return isinstance(error, ConnectionError | EOFError)
 
 
 class _ReplyReader(asyncio.Protocol):
@@ -152,6 +226,8 @@ class _ReplyReader(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
+        self.received = 0
+        """Bytes received on this connection for the current request."""
         self._buffer = bytearray()
         self._eof = False
         self._error: BaseException | None = None
@@ -161,6 +237,7 @@ class _ReplyReader(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
+        self.received += len(data)
         self._buffer += data
         if len(self._buffer) > _PAUSE_AT and self.transport is not None:
             self.transport.pause_reading()  # a flood waits in the socket, not in memory
@@ -176,6 +253,22 @@ class _ReplyReader(asyncio.Protocol):
         if exc is not None:
             self._error = exc
         self._wake()
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the connection is open, idle and clean, so it can carry a new request."""
+        return (
+            self.transport is not None
+            and not self.transport.is_closing()
+            and not self._eof
+            and self._error is None
+            and not self._buffer
+        )
+
+    def abort(self) -> None:
+        """Close the connection at once."""
+        if self.transport is not None:
+            self.transport.abort()
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -206,8 +299,9 @@ class _ReplyReader(asyncio.Protocol):
         return data
 
 
-async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str]:
-    """Read one HTTP reply the way GGP-Base does; return its status line and trimmed body."""
+async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str, bool]:
+    """Read one HTTP reply the way GGP-Base does; return its status line, its trimmed body
+    and whether the connection may carry another request (see :class:`KeptConnection`)."""
     buffer = b""
     while True:
         found = _END_OF_HEADERS.search(buffer)
@@ -230,6 +324,7 @@ async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str]:
     status_line = lines[0].decode("latin-1").strip()
     length: int | None = None
     chunked = False
+    connection = b""
     for line in lines[1:]:
         name, _, value = line.partition(b":")
         name = name.strip().lower()
@@ -238,6 +333,13 @@ async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str]:
                 length = max(0, int(value.strip()))
         elif name == b"transfer-encoding" and b"chunked" in value.lower():
             chunked = True
+        elif name == b"connection":
+            connection = value.strip().lower()
+    kept_open = (
+        connection == b"keep-alive"
+        if status_line.upper().startswith("HTTP/1.0")
+        else status_line.upper().startswith("HTTP/1.1") and connection != b"close"
+    )
 
     if length is not None:
         if length > max_bytes:
@@ -246,9 +348,12 @@ async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str]:
         while len(body) < length:
             chunk = await reader.read(min(_READ_SIZE, length - len(body)))
             if not chunk:
+                kept_open = False
                 break
             body += chunk
+        kept_open = kept_open and len(rest) <= length and not chunked and reader.reusable
     else:
+        kept_open = False
         body = rest
         while True:
             if len(body) > max_bytes:
@@ -259,7 +364,7 @@ async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str]:
             body += chunk
         if chunked:
             body = _dechunk(body)
-    return status_line, body.decode("utf-8", errors="replace").strip()
+    return status_line, body.decode("utf-8", errors="replace").strip(), kept_open
 
 
 def _dechunk(data: bytes) -> bytes:

@@ -53,20 +53,30 @@ def request_headers(host: str, receiver: str, body: str) -> list[tuple[str, str]
     ]
 
 
+KEEP_ALIVE_HEADER = ("Connection", "keep-alive")
+"""The one header a keep-alive request adds (before ``Content-Length``); GGP-Base never
+sends it, so it is sent only to players the host marked as keeping connections open."""
+
+
 @functools.lru_cache(maxsize=1024)
-def request_head(host: str, receiver: str = "", path: str = "/") -> bytes:
+def request_head(host: str, receiver: str = "", path: str = "/", keep_alive: bool = False) -> bytes:
     """A request up to the value of its last header, ``Content-Length`` (the same for
     every message to one player)."""
     headers = request_headers(host, receiver, "")[:-1]
+    if keep_alive:
+        headers.append(KEEP_ALIVE_HEADER)
     line = REQUEST_LINE if path == "/" else REQUEST_LINE.replace(" / ", f" {path} ", 1)
     lines = [line, *(f"{name}: {value}" for name, value in headers), "Content-Length: "]
     return "\r\n".join(lines).encode("utf-8")
 
 
-def request_bytes(body: str, host: str, receiver: str = "", path: str = "/") -> bytes:
-    """The whole request for one message, byte for byte as GGP-Base sends it."""
+def request_bytes(
+    body: str, host: str, receiver: str = "", path: str = "/", keep_alive: bool = False
+) -> bytes:
+    """The whole request for one message, byte for byte as GGP-Base sends it (with
+    ``keep_alive``, plus a ``Connection: keep-alive`` header)."""
     data = body.encode("utf-8")
-    return b"%s%d\r\n\r\n%s" % (request_head(host, receiver, path), len(data), data)
+    return b"%s%d\r\n\r\n%s" % (request_head(host, receiver, path, keep_alive), len(data), data)
 
 
 def response_headers(body: str) -> list[tuple[str, str]]:

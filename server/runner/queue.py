@@ -529,7 +529,14 @@ class QueueRunner:
             config = config.model_copy(update={"step_limit": step_limit})
         known = {player.name: player for player in players}
         seated = [
-            None if name is None else Player(name, known[name].url, self.channel_for(known[name]))
+            None
+            if name is None
+            else Player(
+                name,
+                known[name].url,
+                self.channel_for(known[name]),
+                keep_alive=known[name].keep_alive,
+            )
             for name in match.players
         ]
         runner: MatchRunner | None = None

@@ -43,6 +43,9 @@ class PlayerRecord(_Record):
     created_at: int
     connection: str = "http"
     """``http`` (the server posts to ``url``) or ``outbound`` (the bot connects by WebSocket)."""
+    keep_alive: bool = False
+    """Whether the server asks it to keep one HTTP connection open for a whole match
+    (``Connection: keep-alive``) instead of opening one per message as GGP-Base."""
 
 
 class PingRecord(_Record):

@@ -37,7 +37,16 @@ from .tables import (
 )
 from .urls import async_url
 
-PLAYER_FIELDS = ("url", "owner", "contact", "notes", "max_matches", "suspended", "suspended_reason")
+PLAYER_FIELDS = (
+    "url",
+    "owner",
+    "contact",
+    "notes",
+    "max_matches",
+    "keep_alive",
+    "suspended",
+    "suspended_reason",
+)
 """Player fields a caller may change."""
 
 
@@ -216,6 +225,7 @@ class Store:
         contact: str = "",
         notes: str = "",
         max_matches: int = 1,
+        keep_alive: bool = False,
     ) -> PlayerRecord:
         """Register a player; :class:`Conflict` when the name is taken."""
         try:
@@ -231,6 +241,7 @@ class Store:
                         failures=0,
                         suspended=False,
                         max_matches=max_matches,
+                        keep_alive=keep_alive,
                         created_at=now_ms(),
                     )
                 )

@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
 )
 
 metadata = MetaData(
@@ -55,6 +56,7 @@ players = Table(
     Column("max_matches", Integer, nullable=False, default=1),
     Column("created_at", BigInteger, nullable=False),
     Column("connection", String(20), nullable=False, default="http", server_default="http"),
+    Column("keep_alive", Boolean, nullable=False, default=False, server_default=false()),
 )
 
 bot_tokens = Table(

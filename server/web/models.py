@@ -48,6 +48,12 @@ class PlayerCreate(_Body):
     contact: str = Field(default="", max_length=500)
     notes: str = Field(default="", max_length=5000)
     max_matches: int = Field(default=1, ge=1, le=1000, description="Matches at once it accepts.")
+    keep_alive: bool = Field(
+        default=False,
+        description="Ask it to keep one HTTP connection open per match (Connection: "
+        "keep-alive) instead of one per message as GGP-Base; only for players that "
+        "support HTTP keep-alive.",
+    )
 
     @field_validator("url")
     @classmethod
@@ -66,6 +72,7 @@ class PlayerUpdate(_Body):
     contact: str | None = Field(default=None, max_length=500)
     notes: str | None = Field(default=None, max_length=5000)
     max_matches: int | None = Field(default=None, ge=1, le=1000)
+    keep_alive: bool | None = None
     suspended: bool | None = None
     suspended_reason: str | None = Field(default=None, max_length=500)
 

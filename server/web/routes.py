@@ -155,6 +155,7 @@ class Api:
                 contact=body.contact,
                 notes=body.notes,
                 max_matches=body.max_matches,
+                keep_alive=body.keep_alive,
             )
         await self.store.add_audit(
             actor.name,

@@ -104,3 +104,23 @@ async def test_a_move_in_the_wrong_case_is_illegal_unless_lenient_case(tmp_path:
         codes[flag] = record.errors[2]
     assert codes[()] == ["IL NOOP", ""]  # as GGP-Base records it
     assert codes[("--lenient-case",)] == ["", ""]
+
+
+async def test_keep_alive_asks_for_kept_connections_and_still_plays_players_that_close(
+    tmp_path: Path,
+) -> None:
+    rules = tmp_path / "counting.kif"
+    rules.write_text(counting_game(3))
+    async with FakePlayer() as fake:  # answers HTTP/1.0 and closes, as GGP-Base's players
+        code, out, err = await _ggp(
+            "match", str(rules), fake.url, "legal", "--keep-alive",
+            "--startclock", "5", "--playclock", "1", "--slack", "0.5",
+            "--no-sign", "--out", str(tmp_path),
+            env=_environment(tmp_path),
+        )  # fmt: skip
+    assert code == 0, err
+    record = load_record(out.strip().splitlines()[-1])
+    assert record.is_completed and not any(any(codes) for codes in record.errors or [])
+    matched = [request for request in fake.requests if b"( INFO" not in request]
+    assert len(matched) == len(record.moves) + 2  # START, every PLAY, STOP
+    assert all(b"\r\nConnection: keep-alive\r\n" in request for request in matched)

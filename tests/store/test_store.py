@@ -43,10 +43,15 @@ async def test_players_are_registered_changed_and_deleted(store: Store) -> None:
     assert await store.owner_for_token(token + "x") is None
     player = await store.add_player("bot", "http://127.0.0.1:9147/", owner="alice", contact="a@b")
     assert (player.status, player.owner, player.max_matches) == ("unknown", "alice", 1)
+    assert player.keep_alive is False  # GGP-Base's way unless the host says otherwise
     with pytest.raises(Conflict):
         await store.add_player("bot", "http://127.0.0.1:9148/")
     changed = await store.update_player("bot", {"notes": "fast", "max_matches": 3})
     assert (changed.notes, changed.max_matches) == ("fast", 3)
+    assert (await store.update_player("bot", {"keep_alive": True})).keep_alive is True
+    kept = await store.add_player("kept", "http://127.0.0.1:9149/", keep_alive=True)
+    assert kept.keep_alive is True
+    await store.delete_player("kept")
     assert [p.name for p in await store.list_players()] == ["bot"]
     await store.delete_player("bot")
     with pytest.raises(NotFound):
