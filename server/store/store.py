@@ -98,7 +98,9 @@ class Store:
             return
         options: dict[str, Any] = {}
         if self.is_sqlite:
-            options.update(pool_size=2, max_overflow=2)  # one thread per connection
+            # one thread per connection; a fixed pool, as an overflow connection would be
+            # opened (a thread started, the pragmas run) and closed again under load
+            options.update(pool_size=4, max_overflow=0)
         else:
             options.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
         engine = create_async_engine(self.driver_url, **options)
