@@ -140,13 +140,19 @@ def _prepare_game(rules_text: str) -> tuple[Game, int]:
 
 
 async def queue_match(
-    store: Store, request: MatchRequest, *, match_id: str | None = None
+    store: Store,
+    request: MatchRequest,
+    *,
+    match_id: str | None = None,
+    audit_actor: str | None = None,
 ) -> MatchRow:
-    """Check a match request against the game and the registry, then queue it."""
-    try:
-        game = await store.get_game(request.game)
-    except NotFound as error:
-        raise InvalidInput(str(error), field="game") from error
+    """Check a match request against the game and the registry, then queue it (with
+    ``audit_actor``, the audit line goes in the same transaction)."""
+    game, known = await store.match_inputs(
+        request.game, (name for name in request.players if name is not None)
+    )
+    if game is None:
+        raise InvalidInput(f"no game named {request.game!r}", field="game")
     if len(request.players) != len(game.roles):
         raise InvalidInput(
             f"{game.name} has {len(game.roles)} roles ({', '.join(game.roles)}); "
@@ -154,12 +160,8 @@ async def queue_match(
             field="players",
         )
     for index, name in enumerate(request.players):
-        if name is None:
-            continue
-        try:
-            await store.get_player(name)
-        except NotFound as error:
-            raise InvalidInput(str(error), field=f"players.{index}") from error
+        if name is not None and name not in known:
+            raise InvalidInput(f"no player named {name!r}", field=f"players.{index}")
     config = MatchConfig(
         start_clock=request.start_clock,
         play_clock=request.play_clock,
@@ -181,6 +183,7 @@ async def queue_match(
         config=config.model_dump(mode="json"),
         tournament_id=request.tournament,
         schedule_key=request.schedule_key,
+        audit_actor=audit_actor,
     )
 
 

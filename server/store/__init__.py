@@ -5,7 +5,15 @@ Nothing above this package writes SQL.
 """
 
 from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
-from .records import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord, StepRow
+from .records import (
+    GameRecord,
+    GameVersion,
+    MatchRow,
+    MatchStatus,
+    PingRecord,
+    PlayerRecord,
+    StepRow,
+)
 from .store import Store, hash_token, now_ms, rules_hash
 from .tournaments import (
     RatingHistoryRow,
@@ -19,6 +27,7 @@ from .urls import async_url, is_sqlite, redacted, sqlite_url
 __all__ = [
     "Conflict",
     "GameRecord",
+    "GameVersion",
     "MatchRow",
     "MatchStatus",
     "NotFound",

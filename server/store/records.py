@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -71,6 +71,14 @@ class GameRecord(_Record):
     start_clock: int | None
     play_clock: int | None
     created_at: int
+
+
+class GameVersion(NamedTuple):
+    """A game version as a match request needs it: no rules text, no lint report."""
+
+    name: str
+    version: int
+    roles: list[str]
 
 
 class MatchRow(_Record):

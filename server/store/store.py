@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, event, func, insert, select, update
@@ -24,7 +24,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from . import migrate
 from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed
-from .records import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord, StepRow
+from .records import (
+    GameRecord,
+    GameVersion,
+    MatchRow,
+    MatchStatus,
+    PingRecord,
+    PlayerRecord,
+    StepRow,
+)
 from .tables import (
     audit,
     games,
@@ -427,6 +435,35 @@ class Store:
 
     # -- matches ---------------------------------------------------------------------
 
+    async def match_inputs(
+        self, game_name: str, player_names: Iterable[str]
+    ) -> tuple[GameVersion | None, set[str]]:
+        """What queueing a match checks, in one read: the latest version of the game
+        (``None`` when there is none) and which of the players are registered."""
+        names = set(player_names)
+        async with self._reading() as connection:
+            row = (
+                await connection.execute(
+                    select(games.c.name, games.c.version, games.c.roles)
+                    .where(games.c.name == game_name)
+                    .order_by(games.c.version.desc())
+                    .limit(1)
+                )
+            ).first()
+            known = (
+                set(
+                    (
+                        await connection.scalars(
+                            select(players.c.name).where(players.c.name.in_(sorted(names)))
+                        )
+                    ).all()
+                )
+                if names
+                else set()
+            )
+        game = None if row is None else GameVersion(row.name, row.version, list(row.roles))
+        return game, known
+
     async def queue_match(
         self,
         match_id: str,
@@ -441,13 +478,25 @@ class Store:
         tournament_id: str | None = None,
         requeued_from: str | None = None,
         schedule_key: str | None = None,
+        audit_actor: str | None = None,
     ) -> MatchRow:
-        """Record a new match as queued; it is kept from this moment on.
+        """Record a new match as queued; it is kept from this moment on.  With
+        ``audit_actor``, the audit trail's ``match.queue`` line is written with it.
 
         :class:`Conflict` when the id, or the tournament's schedule key, is taken.
         """
         try:
             async with self._writing() as connection:
+                if audit_actor is not None:
+                    await connection.execute(
+                        insert(audit).values(
+                            at=now_ms(),
+                            actor=audit_actor,
+                            action="match.queue",
+                            target=match_id,
+                            detail=None,
+                        )
+                    )
                 row = (
                     await connection.execute(
                         insert(matches)

@@ -296,8 +296,8 @@ class Api:
                 scramble=body.scramble,
                 tournament=body.tournament,
             ),
+            audit_actor=actor.name,
         )
-        await self.store.add_audit(actor.name, "match.queue", match.id)
         self.service.runner.wake()
         return answer(models.match_answer(match), status=201)
 
