@@ -12,8 +12,10 @@ from server.gdl.compiled import (
     GroundingOverBudget,
     GroundingTooLarge,
     GroundingTooSlow,
+    NetworkOverBudget,
 )
 from server.gdl.compiled.engine import DEFAULT_TIME_LIMIT, rule_budget
+from server.gdl.compiled.estimate import work_budget
 from server.gdl.game import forget_failed_compiles
 from server.gdl.parser import parse_gdl
 
@@ -49,6 +51,37 @@ def triples(cells: int) -> str:
 (<= terminal (triple ?a ?a ?a) (true (cell {cells - 1})))
 (<= (goal r 100) terminal)
 (<= (goal r 0) (not terminal))
+"""
+
+
+def all_triples(cells: int) -> str:
+    """A game whose terminal test reads every ``triple`` of cells: its ground program
+    (2 * cells**3 rules) fits the rule budget up to 36 cells, but every rule survives
+    folding, so compiling it costs far more than grounding (3.6 to 4 s for 32 cells)."""
+    return triples(cells).replace("(triple ?a ?a ?a)", "(triple ?a ?b ?c)")
+
+
+def paired_moves(gates: int, moves: int = 8) -> str:
+    """A game whose rule ``all`` reads ``gates`` gates over the two roles' moves (both
+    play the same index), each with ``moves`` bodies: replacing them by their bodies
+    would give moves**gates bodies, far past the cap on them."""
+    legal = " ".join(
+        f"(<= (legal white (a {j})) (true on)) (<= (legal black (b {j})) (true on))"
+        for j in range(moves)
+    )
+    return f"""
+(role white) (role black)
+(init on)
+{legal}
+{" ".join(f"(gate {i})" for i in range(gates))}
+(<= (same ?i) (gate ?i) (does white (a ?j)) (does black (b ?j)))
+(<= all {" ".join(f"(same {i})" for i in range(gates))})
+(<= (next on) (true on))
+(<= (next hit) all)
+(<= terminal (true hit))
+(<= (goal white 100) (true hit))
+(<= (goal white 0) (not (true hit)))
+(<= (goal black 0) (true on))
 """
 
 
@@ -139,3 +172,38 @@ def test_a_failure_that_does_not_depend_on_the_load_is_not_attempted_again(
     Game.from_text(text)
     Game.from_text(text)  # a machine busy once may be idle the next time
     assert attempts == ["compile"] * 4
+
+
+def test_a_game_estimated_past_the_time_limit_falls_back_while_its_rules_are_read() -> None:
+    """The ground program (65,665 rules) fits the rule budget, but compiling it takes
+    3.6 to 4 s: the attempt used to run into the 2 s limit; now reading the ground
+    program stops once its estimated cost passes 1.5 times the limit (about 0.6 s)."""
+    game = Game.from_text(all_triples(32))
+    assert game.engine.name == "interpreter"
+    assert game.fallback_reason is not None
+    assert game.fallback_reason.startswith("compiling is estimated at over 3 s of CPU time")
+    assert 0 < game.failed_compile_seconds < DEFAULT_TIME_LIMIT / 2
+    again = Game.from_text(all_triples(32))  # a count, not the clock: not attempted again
+    assert again.engine.name == "interpreter"
+    assert again.failed_compile_seconds == 0.0
+
+
+def test_the_estimate_budget_grows_with_the_time_limit() -> None:
+    rules = parse_gdl(all_triples(12))  # 3,500 ground rules: within the rule budget of 0.1 s
+    with pytest.raises(NetworkOverBudget, match="estimated at over 0.15 s"):
+        CompiledEngine.from_rules(rules, time_limit=0.1)
+    engine = CompiledEngine.from_rules(rules, time_limit=60.0)
+    assert engine.network.stats["estimated_us"] > work_budget(0.1)
+
+
+def test_gates_over_many_move_only_gates_compile_quickly() -> None:
+    """Replacing the six gates read by ``all`` by their bodies would give 8**6 bodies;
+    the expansion now stops at the cap instead of building them all first (1 s)."""
+    game = Game.from_text(paired_moves(6), compile_time_limit=0.5)
+    assert game.engine.name == "compiled"
+    start = game.initial_state()
+    hit = game.next_state(start, ["(a 3)", "(b 3)"])
+    assert game.is_terminal(hit)
+    assert game.goals(hit) == {"white": 100, "black": 0}
+    missed = game.next_state(start, ["(a 1)", "(b 2)"])
+    assert not game.is_terminal(missed)

@@ -2,9 +2,9 @@
 
 Entry point: :func:`compile_engine` (or :meth:`CompiledEngine.from_rules`), which
 raises :class:`CompileError` (subclasses :class:`GroundingTooLarge`,
-:class:`GroundingTooSlow` and :class:`GroundingOverBudget`) with a ``reason`` when the
-game cannot be compiled within the configured limits, so that the caller can fall back
-to the interpreter.
+:class:`GroundingTooSlow`, :class:`GroundingOverBudget` and :class:`NetworkOverBudget`)
+with a ``reason`` when the game cannot be compiled within the configured limits, so
+that the caller can fall back to the interpreter.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from .errors import (
     GroundingOverBudget,
     GroundingTooLarge,
     GroundingTooSlow,
+    NetworkOverBudget,
     OutsideGroundingError,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "GroundingOverBudget",
     "GroundingTooLarge",
     "GroundingTooSlow",
+    "NetworkOverBudget",
     "OutsideGroundingError",
     "Playout",
     "compile_engine",

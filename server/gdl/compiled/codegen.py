@@ -351,11 +351,17 @@ def generate(plan: Plan) -> str:
     network = plan.network
     roles = list(range(len(network.roles)))
     out: list[str] = []
+    size = 0
 
     def function(name: str, args: str, body: list[str]) -> None:
+        nonlocal size
         out.append(f"def {name}({args}):")
         out.extend(_indent(body))
         out.append("")
+        # the module only grows: refuse it as soon as it passes the cap
+        size += sum(len(line) + 5 for line in body)
+        if size > MAX_SOURCE:
+            raise _too_large()
 
     def conjs(values: list[Conj | None | bool]) -> list[Conj]:
         return [v for v in values if isinstance(v, frozenset)]
@@ -567,6 +573,10 @@ def _cond(value: Conj | None | bool, writer: GateWriter) -> str:
     return conj_code(value, writer.var, writer.ref)
 
 
+def _too_large() -> GroundingTooLarge:
+    return GroundingTooLarge(f"the generated code would exceed {MAX_SOURCE} characters")
+
+
 def compile_plan(plan: Plan, deadline: float = float("inf")) -> dict[str, Any]:
     """Generate, compile and run the module; returns its namespace."""
     network = plan.network
@@ -575,7 +585,7 @@ def compile_plan(plan: Plan, deadline: float = float("inf")) -> dict[str, Any]:
     source = generate(plan)
     check_deadline(deadline, "generating code")
     if len(source) > MAX_SOURCE:
-        raise GroundingTooLarge(f"the generated code would exceed {MAX_SOURCE} characters")
+        raise _too_large()
     namespace: dict[str, Any] = {"__source__": source}
     for r in range(len(network.roles)):
         namespace[f"D{r}"] = tuple(network.does_bit(r, j) for j in range(len(network.moves[r])))

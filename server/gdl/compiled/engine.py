@@ -14,6 +14,7 @@ from ..terms import RawTerm, Term, wrap
 from .batch import BatchRunner
 from .codegen import compile_plan
 from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
+from .estimate import work_budget
 from .grounder import ground
 from .network import build_network
 from .plan import Plan, build_plan
@@ -118,7 +119,10 @@ class CompiledEngine:
         Raises :class:`CompileError` (with ``reason``) when the game cannot be
         compiled: :class:`GroundingTooLarge` beyond ``max_ground_rules`` ground rules,
         :class:`GroundingOverBudget` (a :class:`GroundingTooSlow`) as soon as grounding
-        passes the rules ``time_limit`` allows (:func:`rule_budget`), and
+        passes the rules ``time_limit`` allows (:func:`rule_budget`),
+        :class:`NetworkOverBudget` (a :class:`GroundingOverBudget`) as soon as reading
+        the ground program shows that compiling it is estimated to cost well over
+        ``time_limit`` (:func:`work_budget`), and
         :class:`GroundingTooSlow` beyond ``time_limit`` seconds of CPU time of the
         calling thread (CPU time, so that a busy machine does not change which games
         compile). ``setup_seconds`` records the CPU time it took.
@@ -129,7 +133,7 @@ class CompiledEngine:
         program = ground(
             rules, max_rules=max_ground_rules, deadline=deadline, budget=rule_budget(time_limit)
         )
-        network = build_network(program, roles, deadline)
+        network = build_network(program, roles, deadline, work_budget(time_limit))
         try:
             plan = build_plan(network, deadline)
             namespace = compile_plan(plan, deadline)

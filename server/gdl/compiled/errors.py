@@ -34,6 +34,11 @@ class GroundingOverBudget(GroundingTooSlow):
     """
 
 
+class NetworkOverBudget(GroundingOverBudget):
+    """Compiling the ground program is estimated to cost more than the time limit
+    allows (:mod:`server.gdl.compiled.estimate`), decided by counting while reading it."""
+
+
 def check_deadline(deadline: float, stage: str) -> None:
     """Raise :class:`GroundingTooSlow` once ``deadline`` (thread CPU time, :func:`time.thread_time`) has passed."""
     if time.thread_time() > deadline:
@@ -45,6 +50,7 @@ __all__ = [
     "GroundingOverBudget",
     "GroundingTooLarge",
     "GroundingTooSlow",
+    "NetworkOverBudget",
     "OutsideGroundingError",
     "check_deadline",
 ]

@@ -22,7 +22,8 @@ from typing import NamedTuple
 
 from ..graphs import strongly_connected_components
 from ..terms import RawTerm, sort_key
-from .errors import CompileError, check_deadline
+from .errors import CompileError, NetworkOverBudget, check_deadline
+from .estimate import estimated_us
 from .grounder import GroundProgram
 
 TRUE_KEY = ("true", 1, True)
@@ -81,9 +82,16 @@ class Network:
 
 
 def build_network(
-    program: GroundProgram, roles: list[str], deadline: float = float("inf")
+    program: GroundProgram,
+    roles: list[str],
+    deadline: float = float("inf"),
+    work_budget: float = float("inf"),
 ) -> Network:
-    """Turn clingo's ground program into an optimised network, or raise CompileError."""
+    """Turn clingo's ground program into an optimised network, or raise CompileError.
+
+    Raises :class:`NetworkOverBudget` while reading the program as soon as the
+    estimated cost of compiling it (:func:`estimated_us`) passes ``work_budget``.
+    """
     names = program.names
     fluent_atoms: dict[RawTerm, int] = {}
     does_atoms: dict[tuple[RawTerm, RawTerm], int] = {}
@@ -128,17 +136,28 @@ def build_network(
     raw_rules: dict[int, list[Body]] = defaultdict(list)
     # does-grouping while reading: bodies that differ only in one role's move merge
     grouped: dict[tuple, int] = {}
+    # the estimate's counts so far: bodies and their literals after does-grouping
+    fixed_us = estimated_us(len(program.rules), len(program.choices), 0, 0)
+    bodies = body_literals = 0
     for count, (head, literals) in enumerate(program.rules):
-        if count & 8191 == 8191:
+        if not count & 1023:
             check_deadline(deadline, "reading the ground program")
+            _check_estimate(fixed_us + estimated_us(0, 0, bodies, body_literals), work_budget)
         if head in input_bit or head in ignored_inputs:
             raise CompileError("a rule derives 'true' or 'does'")
         moves_in_body = [lit for lit in literals if lit in does_role]
         if len(moves_in_body) == 1 and len(literals) > 1:
             rest = tuple(sorted(lit for lit in literals if lit != moves_in_body[0]))
             group = (head, does_role[moves_in_body[0]], rest)
-            grouped[group] = grouped.get(group, 0) | input_bit[moves_in_body[0]]
+            mask = grouped.get(group)
+            if mask is None:
+                mask = 0
+                bodies += 1
+                body_literals += len(literals)
+            grouped[group] = mask | input_bit[moves_in_body[0]]
             continue
+        bodies += 1
+        body_literals += len(literals)
         parsed = _body(literals, input_bit, ignored_inputs)
         raw_rules[head]
         if parsed is not None:
@@ -155,6 +174,8 @@ def build_network(
         if not parsed.pos_in & parsed.neg_in:
             raw_rules[head].append(parsed)
 
+    estimate = fixed_us + estimated_us(0, 0, bodies, body_literals)
+    _check_estimate(estimate, work_budget)
     check_deadline(deadline, "reading the ground program")
     values = _fold_constants(raw_rules, deadline)
     rules = {atom: bodies for atom, bodies in raw_rules.items() if atom not in values}
@@ -244,8 +265,18 @@ def build_network(
             "bodies": sum(len(bodies) for bodies in rules.values()),
             "fluents": len(fluents),
             "moves": sum(len(m) for m in moves),
+            "estimated_us": estimate,
         },
     )
+
+
+def _check_estimate(estimate: int, work_budget: float) -> None:
+    """Raise :class:`NetworkOverBudget` when the estimate passes the budget."""
+    if estimate > work_budget:
+        raise NetworkOverBudget(
+            f"compiling is estimated at over {work_budget / 1e6:g} s of CPU time, more than"
+            " the time limit allows (counted from the rules, inputs and rule bodies)"
+        )
 
 
 def _body(literals: tuple[int, ...], input_bit: dict[int, int], ignored: set[int]) -> Body | None:

@@ -385,6 +385,10 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
     return NextTables(persist, constant, keep, sets, general, frame, kill)
 
 
+class _TooManyBodies(Exception):
+    """Expanding a gate's move-only gates gives more bodies than the cap."""
+
+
 def _inline_move_gates(plan: Plan, fluent_mask: int, deadline: float) -> None:
     """Replace gates that only test moves by the move literals themselves.
 
@@ -413,17 +417,35 @@ def _inline_move_gates(plan: Plan, fluent_mask: int, deadline: float) -> None:
             )
         return found
 
-    def expand(body: Conj) -> list[Conj]:
-        for lit in sorted(body):
+    def replaceable(lit: Lit) -> bool:
+        """A move-only gate, or the negation of one that tests single moves."""
+        kind, gid = lit
+        if kind == "g":
+            return move_only(gid)
+        return (
+            kind == "!"
+            and move_only(gid)
+            and all(len(b) == 1 and next(iter(b))[0] in ("p", "a") for b in plan.gates[gid].bodies)
+        )
+
+    def expand(body: Conj, room: int) -> list[Conj]:
+        """The body with its move-only gates replaced by their bodies; raises
+        :class:`_TooManyBodies` as soon as more than ``room`` bodies come out (the
+        expansion can grow exponentially; past the cap it is not used anyway)."""
+        # the first literal, in sorted order, that can be replaced
+        lit = min((lit for lit in body if lit[0] in ("g", "!") and replaceable(lit)), default=None)
+        if lit is not None:
             kind, gid = lit
-            if kind == "g" and move_only(gid):
+            if kind == "g":
                 rest = body - {lit}
-                return [out for b in plan.gates[gid].bodies for out in expand(rest | b)]
-            if kind == "!" and move_only(gid):
-                bodies = plan.gates[gid].bodies
-                if all(len(b) == 1 and next(iter(b))[0] in ("p", "a") for b in bodies):
-                    bits = [bit for b in bodies for _, m in b for bit in _bits(m)]
-                    return expand((body - {lit}) | {("n", bit) for bit in bits})
+                out: list[Conj] = []
+                for b in plan.gates[gid].bodies:
+                    out += expand(rest | b, room - len(out))
+                return out
+            bits = [bit for b in plan.gates[gid].bodies for _, m in b for bit in _bits(m)]
+            return expand((body - {lit}) | {("n", bit) for bit in bits}, room)
+        if room < 1:
+            raise _TooManyBodies
         return [body]
 
     in_order = [gid for component in network.order for gid in component]
@@ -434,8 +456,12 @@ def _inline_move_gates(plan: Plan, fluent_mask: int, deadline: float) -> None:
         gate = plan.gates.get(gid)
         if gate is None or gate.component:
             continue
-        bodies = [out for body in gate.bodies for out in expand(body)]
-        if len(bodies) > MAX_MOVE_GATE_BODIES * max(1, len(gate.bodies)):
+        cap = MAX_MOVE_GATE_BODIES * max(1, len(gate.bodies))
+        bodies: list[Conj] = []
+        try:
+            for body in gate.bodies:
+                bodies += expand(body, cap - len(bodies))
+        except _TooManyBodies:
             continue
         if any(not b for b in bodies):
             bodies = [frozenset()]
