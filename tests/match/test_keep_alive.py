@@ -8,10 +8,8 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-from aiohttp import web
+from counting_player import player_counting_connections
 
-from players.agent import PlayerAgent
-from players.registry import create_player
 from server.games import load_game
 from server.match import MatchConfig, MatchRunner, Player
 from server.match.channel import HttpChannel
@@ -208,33 +206,12 @@ async def test_a_fresh_connection_closed_without_a_reply_is_an_error_not_a_retry
     assert len(server.requests) == 1
 
 
-@contextlib.asynccontextmanager
-async def counted_player(seed: int) -> AsyncIterator[tuple[str, list[object]]]:
-    """A bundled random player (aiohttp) on loopback; yields its URL and the transport of
-    every request it served."""
-    seen: list[object] = []
-
-    @web.middleware
-    async def count(request: web.Request, handler: web.Handler) -> web.StreamResponse:
-        seen.append(request.transport)
-        return await handler(request)
-
-    app = PlayerAgent(create_player("random", seed=seed)).app()
-    app.middlewares.append(count)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/", seen
-    finally:
-        await runner.cleanup()
-
-
 async def test_a_whole_match_against_bundled_players_uses_one_connection_per_player() -> None:
     game = load_game("tictactoex9")
-    async with counted_player(1) as (first, seen_first), counted_player(2) as (second, seen_second):
+    async with (
+        player_counting_connections(1) as (first, seen_first),
+        player_counting_connections(2) as (second, seen_second),
+    ):
         players = [Player("one", first, keep_alive=True), Player("two", second, keep_alive=True)]
         config = MatchConfig(start_clock=10, play_clock=5, seed=3)
         record = await MatchRunner(game, players, config, game_name="tictactoex9").run()

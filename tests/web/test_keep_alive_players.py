@@ -3,47 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-from aiohttp import web
-
-from players.agent import PlayerAgent
-from players.registry import create_player
+from counting_player import player_counting_connections
 
 from .harness import ADMIN_HEADERS, running_service, wait_for_status
-
-
-@contextlib.asynccontextmanager
-async def player_counting_connections(seed: int) -> AsyncIterator[tuple[str, list[object]]]:
-    """A bundled random player on loopback; yields its URL and each request's connection."""
-    seen: list[object] = []
-
-    @web.middleware
-    async def count(request: web.Request, handler: web.Handler) -> web.StreamResponse:
-        seen.append(request.transport)
-        return await handler(request)
-
-    app = PlayerAgent(create_player("random", seed=seed), max_matches=4).app()
-    app.middlewares.append(count)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}/", seen
-    finally:
-        await runner.cleanup()
 
 
 async def test_a_keep_alive_player_gets_one_connection_per_match(
     tmp_path: Path, database_url: str
 ) -> None:
     async with (
-        player_counting_connections(1) as (kept_url, kept_seen),
-        player_counting_connections(2) as (plain_url, plain_seen),
+        player_counting_connections(1, max_matches=4) as (kept_url, kept_seen),
+        player_counting_connections(2, max_matches=4) as (plain_url, plain_seen),
         running_service(tmp_path, database_url, concurrency=1) as (service, client),
     ):
         for body in (
