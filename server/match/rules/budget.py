@@ -6,12 +6,15 @@ from dataclasses import dataclass
 
 DEFAULT_STEP_CPU = 5.0
 """Seconds of CPU time for one step: the next state, its legal moves or goals."""
-DEFAULT_LOAD_CPU = 20.0
-"""Seconds of CPU time to load a game: parse, validate, compile, step-limit playouts."""
-COMPILE_SHARE_OF_LOAD = 0.5
-"""The share of the load budget a compile attempt may take, so that the interpreter
-still loads within the budget when the attempt fails (10 s of the default 20 s: the
-most any start clock buys)."""
+DEFAULT_LOAD_CPU = 30.0
+"""Seconds of CPU time to load a game (parse, validate, compile: at most 10 s, what a
+start clock of a minute or more buys, and the interpreter when that fails), and again
+for its step-limit playouts."""
+COMPILE_SHARE_OF_LOAD = 1 / 3
+"""The share of the load budget a compile attempt may take (10 s of the default 30 s),
+so that the interpreter still loads within the budget when the attempt fails, even
+after an attempt that overran its limit (the longest on the corpus: 16.4 s of CPU
+time for a 10 s limit)."""
 DEFAULT_MEMORY_MB = 2048
 """Megabytes of address space of a worker process."""
 MAX_LEGAL_MOVES = 100_000
