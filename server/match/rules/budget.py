@@ -13,7 +13,7 @@ for its step-limit playouts."""
 COMPILE_SHARE_OF_LOAD = 1 / 3
 """The share of the load budget a compile attempt may take (10 s of the default 30 s),
 so that the interpreter still loads within the budget when the attempt fails, even
-after an attempt that overran its limit (the longest on the corpus: 16.4 s of CPU
+after an attempt that overran its limit (the longest on the corpus: about 16 s of CPU
 time for a 10 s limit)."""
 DEFAULT_MEMORY_MB = 2048
 """Megabytes of address space of a worker process."""
