@@ -3,6 +3,7 @@
     python benchmarks/engine_speed.py                 # the five benchmark games
     python benchmarks/engine_speed.py --runs 7 --seconds 2 ticTacToe
     python benchmarks/engine_speed.py --corpus --seconds 2   # every corpus game
+    python benchmarks/engine_speed.py --corpus --start-clock 60 chess   # a 60 s budget
 
 A transition is one step of a uniformly random playout from the initial state:
 the terminal test, every role's legal moves, a random joint move and the next state
@@ -22,8 +23,10 @@ process (so that other work on a shared machine disturbs the figures less). Colu
   a state that ends starts again from the initial state).
 
 With ``--corpus``, every game of ``../shared/conformance/games`` (or the named ones)
-is loaded with engine ``auto`` and measured once for ``--seconds`` of CPU time per
-figure (see ``CORPUS_COLUMNS``); the ratio to GGP-Base's prover is printed where
+is loaded with engine ``auto`` (within the compile budget a match's ``--start-clock``
+buys, by default the engine's own limits) and measured once for ``--seconds`` of CPU
+time per figure (see ``CORPUS_COLUMNS``); the totals give the set-up times per engine
+and the reasons of the fallbacks; the ratio to GGP-Base's prover is printed where
 ``../shared/conformance/prover-speed.csv`` has the game's figure.
 
 Games are the shared corpus's ticTacToe, connectFour and breakthrough (read from
@@ -36,9 +39,11 @@ from __future__ import annotations
 import argparse
 import csv
 import random
+import re
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server.gdl import Game, GdlError  # noqa: E402
+from server.gdl.compile_budget import CompileBudget  # noqa: E402
 from server.gdl.compiled import CompiledEngine, CompileError  # noqa: E402
 from server.gdl.parser import Rule, parse_gdl  # noqa: E402
 
@@ -277,12 +283,23 @@ def loop_steps(engine: CompiledEngine) -> Callable[[random.Random, float], int]:
     return run
 
 
-def corpus_speeds(directory: Path, reference: Path, seconds: float, names: list[str]) -> None:
-    """Per corpus game: set-up, the engine ``auto`` picks, speeds, ratio to the prover."""
+def corpus_speeds(
+    directory: Path,
+    reference: Path,
+    seconds: float,
+    names: list[str],
+    start_clock: float | None = None,
+) -> None:
+    """Per corpus game: set-up, the engine ``auto`` picks, speeds, ratio to the prover;
+    ``start_clock``: compile within what a match with that start clock allows."""
     speeds = reference_speeds(reference)
     if not speeds:
         print(f"no reference figures at {reference}: the ratio is left out")
-    print(f"{seconds:g} s of CPU time per figure; engine auto with its default limits")
+    budget = CompileBudget.for_start_clock(start_clock)
+    limits = f"{budget.time_limit:g} s, {budget.max_ground_rules:,} ground rules" + (
+        "" if start_clock is None else f": what a {start_clock:g} s start clock buys"
+    )
+    print(f"{seconds:g} s of CPU time per figure; engine auto within {limits}")
     widths = [34, 9, 12, 17, 12, 12, 11, 9]
     print(
         "".join(
@@ -292,6 +309,8 @@ def corpus_speeds(directory: Path, reference: Path, seconds: float, names: list[
     )
     wanted = bool(names)
     totals = {"games": 0, "compiled": 0, "ratios": [], "failed": []}
+    setups: dict[str, list[float]] = {"compiled": [], "interpreter": []}
+    reasons: Counter[str] = Counter()
     paths = sorted(directory.glob("*.kif"))
     if wanted:  # named games, also bundled ones and paths
         found = {path.stem: path for path in paths}
@@ -302,7 +321,12 @@ def corpus_speeds(directory: Path, reference: Path, seconds: float, names: list[
             continue
         start = time.process_time()
         try:
-            game = Game.from_file(path, engine="auto")
+            game = Game.from_file(
+                path,
+                engine="auto",
+                compile_time_limit=budget.time_limit,
+                max_ground_rules=budget.max_ground_rules,
+            )
         except GdlError as error:
             print(f"{path.stem:<34} refused: {error}", flush=True)
             continue
@@ -318,8 +342,10 @@ def corpus_speeds(directory: Path, reference: Path, seconds: float, names: list[
         totals["compiled"] += engine.name == "compiled"
         if ratio is not None:
             totals["ratios"].append((ratio, path.stem))
+        setups[engine.name].append(setup)
         if game.fallback_reason is not None:
             totals["failed"].append(game.failed_compile_seconds)
+            reasons[_reason_kind(game.fallback_reason)] += 1
         cells = [
             path.stem,
             f"{setup:.2f}",
@@ -339,6 +365,17 @@ def corpus_speeds(directory: Path, reference: Path, seconds: float, names: list[
         )
     games, compiled = totals["games"], totals["compiled"]
     print(f"\n{compiled} of {games} games on the compiled engine")
+    for name, times in setups.items():
+        if times:
+            print(
+                f"set-up on the {name}: median {statistics.median(times):.2f} s, "
+                f"longest {max(times):.2f} s"
+            )
+    if reasons:
+        print(
+            "fallbacks by reason: "
+            + "; ".join(f"{reason} ({count})" for reason, count in reasons.most_common())
+        )
     failed = sorted(totals["failed"])  # type: ignore[arg-type]
     if failed:
         print(
@@ -352,6 +389,11 @@ def corpus_speeds(directory: Path, reference: Path, seconds: float, names: list[
             f"ratio to the prover: lowest {ratios[0][0]:.3g} ({ratios[0][1]}); "
             f"{len(below)} of {len(ratios)} under 10: {', '.join(below) or 'none'}"
         )
+
+
+def _reason_kind(reason: str) -> str:
+    """A fallback reason without the details that differ from game to game."""
+    return re.sub(r"\(.*\)|'[^']*'|\bat \S+", "...", reason).strip()
 
 
 def main() -> int:
@@ -370,6 +412,13 @@ def main() -> int:
     parser.add_argument(
         "--reference", type=Path, default=REFERENCE, help="prover figures (CSV) for --corpus"
     )
+    parser.add_argument(
+        "--start-clock",
+        type=float,
+        default=None,
+        help="--corpus: compile within what a match with this start clock allows "
+        "(default: the engine's own limits)",
+    )
     parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     args = parser.parse_args()
     if args.list_columns:
@@ -380,7 +429,7 @@ def main() -> int:
             print(f"no corpus at {args.corpus_dir}")
             return 1
         names = [] if args.games == DEFAULT_GAMES else args.games
-        corpus_speeds(args.corpus_dir, args.reference, args.seconds, names)
+        corpus_speeds(args.corpus_dir, args.reference, args.seconds, names, args.start_clock)
         return 0
     benchmark(args.games, args.runs, args.seconds, args.batch, args.no_interpreter)
     return 0

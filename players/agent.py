@@ -23,6 +23,7 @@ from urllib.parse import unquote_plus
 from aiohttp import web
 
 from server.gdl import Game, GdlError, State
+from server.gdl.compile_budget import CompileBudget
 from server.gdl.terms import Term, wrap_all
 from server.protocol import (
     ABORTED,
@@ -389,9 +390,15 @@ AGENT_KEY = web.AppKey("agent", PlayerAgent)
 
 
 def _load_game(message: Start) -> tuple[Game, State]:
-    """The game of a START message and its initial state (runs in a worker thread)."""
+    """The game of a START message and its initial state (runs in a worker thread);
+    the start clock decides how long compiling the rules may take."""
     try:
-        game = Game(message.rules)
+        budget = CompileBudget.for_start_clock(message.start_clock)
+        game = Game(
+            message.rules,
+            compile_time_limit=budget.time_limit,
+            max_ground_rules=budget.max_ground_rules,
+        )
     except GdlError as error:
         raise RequestRejected(f"the rules are not valid GDL: {error}") from None
     if message.role not in game.roles:

@@ -45,6 +45,7 @@ class FastPlayer:
 
     def answer(self, text: str) -> str:
         from server.gdl import Game
+        from server.gdl.compile_budget import CompileBudget
         from server.protocol import Abort, Info, Play, Start, Stop, parse_message, render_move
         from server.protocol.render import render_rules
 
@@ -53,7 +54,12 @@ class FastPlayer:
             key = render_rules(message.rules)
             game = self.games.get(key)
             if game is None:
-                game = self.games[key] = Game(message.rules)
+                budget = CompileBudget.for_start_clock(message.start_clock)
+                game = self.games[key] = Game(
+                    message.rules,
+                    compile_time_limit=budget.time_limit,
+                    max_ground_rules=budget.max_ground_rules,
+                )
             self.matches[message.match_id] = (game, message.role, game.initial_state())
             return "ready"
         if isinstance(message, Play):

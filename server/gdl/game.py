@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import cast
 
+from .compile_budget import CompileBudget
 from .engine import Engine
 from .errors import (
     GdlError,
@@ -113,7 +114,9 @@ class Game:
         ``auto`` compiles the game when grounding stays within ``max_ground_rules``
         ground rules and ``compile_time_limit`` seconds, and otherwise falls back to
         the interpreter with a logged reason. The defaults come from the environment
-        variables ``GGP_ENGINE``, ``GGP_COMPILE_MAX_RULES`` and ``GGP_COMPILE_TIME_LIMIT``.
+        variables ``GGP_ENGINE``, ``GGP_COMPILE_TIME_LIMIT`` and ``GGP_COMPILE_MAX_RULES``
+        (without them 2 s, and a rule cap that grows with the time limit: see
+        :mod:`.compile_budget`, which also gives the budget a start clock buys).
         """
         self.rules: list[Rule] = list(rules)
         if validate:
@@ -123,6 +126,8 @@ class Game:
         chosen = engine or os.environ.get("GGP_ENGINE") or "auto"
         self.fallback_reason: str | None = None
         """Why ``auto`` chose the interpreter (None when it did not fall back)."""
+        self.compile_budget: CompileBudget | None = None
+        """The limits the compile attempt had (None when the interpreter was asked for)."""
         self.failed_compile_seconds = 0.0
         """CPU time the failed compile attempt took before the fallback (0.0 when the
         same rules already failed with the same limits in this process for a reason
@@ -142,14 +147,14 @@ class Game:
 
         if engine == "interpreter":
             return Interpreter(self.rules)
-        from .compiled import DEFAULT_MAX_GROUND_RULES, DEFAULT_TIME_LIMIT, compile_engine
+        from .compile_budget import max_ground_rules_for, time_limit_for
+        from .compiled import compile_engine
 
-        if max_ground_rules is None:
-            max_ground_rules = int(
-                os.environ.get("GGP_COMPILE_MAX_RULES", DEFAULT_MAX_GROUND_RULES)
-            )
         if time_limit is None:
-            time_limit = float(os.environ.get("GGP_COMPILE_TIME_LIMIT", DEFAULT_TIME_LIMIT))
+            time_limit = time_limit_for(None)
+        if max_ground_rules is None:
+            max_ground_rules = max_ground_rules_for(time_limit)
+        self.compile_budget = CompileBudget(time_limit, max_ground_rules)
         key = (hash(tuple(self.rules)), len(self.rules), max_ground_rules, time_limit)
         known = _known_failure(key) if engine == "auto" else None
         if known is not None:  # failed before with these limits: no second attempt

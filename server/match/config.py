@@ -57,8 +57,14 @@ class MatchConfig(BaseModel):
 
     @property
     def rules_budget(self) -> RulesBudget:
-        """The budget of the match's rules worker."""
-        return RulesBudget(self.rules_step_cpu, self.rules_load_cpu, self.rules_memory_mb)
+        """The budget of the match's rules worker; the start clock decides how long
+        its rules may take to compile."""
+        return RulesBudget.for_start_clock(
+            self.start_clock,
+            step_cpu=self.rules_step_cpu,
+            load_cpu=self.rules_load_cpu,
+            memory_mb=self.rules_memory_mb,
+        )
 
 
 _last_stamp = 0

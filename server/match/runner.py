@@ -380,6 +380,12 @@ class MatchRunner:
         """The process id of the worker that runs this match's rules, once leased."""
         return None if self._rules is None else self._rules.pid
 
+    @property
+    def rules_engine(self) -> str | None:
+        """The engine the rules worker answers with, once leased: ``compiled`` when it
+        compiled the game within the budget the start clock buys, else ``interpreter``."""
+        return None if self._rules is None else self._rules.engine
+
     def _session(self) -> RulesSession:
         assert self._rules is not None
         return self._rules
@@ -389,7 +395,7 @@ class MatchRunner:
         try:
             self._rules = await RulesSession.open(
                 self.record.game_rulesheet or "",
-                engine_for(self.game),
+                engine_for(self.game, self.config.rules_budget),
                 self.config.rules_budget,
                 want_step_limit=self.config.step_limit is None,
             )
@@ -407,7 +413,7 @@ class MatchRunner:
         if state is not None:
             defined = await goals_in_fresh_worker(
                 self.record.game_rulesheet or "",
-                engine_for(self.game),
+                engine_for(self.game, self.config.rules_budget),
                 self.config.rules_budget,
                 state.text,
             )

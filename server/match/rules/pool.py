@@ -48,6 +48,8 @@ class _Loaded:
     template: Template
     roles: list[str]
     step_limit: int | None
+    engine: str
+    """The engine the template loaded the game with (its workers inherit it)."""
     workers: list[Worker] = field(default_factory=list)
     forking: int = 0
     forked: asyncio.Condition = field(default_factory=asyncio.Condition)
@@ -171,6 +173,8 @@ class Lease:
     key: GameKey
     roles: list[str]
     step_limit: int | None
+    engine: str
+    """The engine that answers: ``compiled`` or ``interpreter``."""
 
 
 class RulesPool:
@@ -205,7 +209,7 @@ class RulesPool:
             if not loaded.template.usable:
                 self._forget(key, loaded)
             raise
-        return Lease(worker, key, loaded.roles, loaded.step_limit)
+        return Lease(worker, key, loaded.roles, loaded.step_limit, loaded.engine)
 
     async def release(self, lease: Lease) -> None:
         """End a match's lease: the states it holds are dropped."""
@@ -244,7 +248,7 @@ class RulesPool:
     async def _load(self, key: GameKey) -> _Loaded:
         template = await Template.start(key.budget.memory_mb)
         try:
-            roles, limit = await template.call(
+            roles, limit, engine = await template.call(
                 (
                     "load",
                     key.rules_text,
@@ -252,6 +256,8 @@ class RulesPool:
                     False,
                     key.budget.step_cpu,
                     key.budget.load_cpu,
+                    key.budget.compile_time_limit,
+                    key.budget.max_ground_rules,
                 ),
                 key.budget.load_cpu,
                 "to load the game",
@@ -259,7 +265,7 @@ class RulesPool:
         except BaseException:
             await template.close()
             raise
-        return _Loaded(template, roles, limit)
+        return _Loaded(template, roles, limit, engine)
 
     async def _done(self, key: GameKey, loaded: _Loaded) -> None:
         loaded.leases -= 1

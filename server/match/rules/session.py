@@ -35,9 +35,18 @@ class Position:
         return cls(*answer)  # type: ignore[arg-type]
 
 
-def engine_for(game: Game) -> str:
-    """The engine a worker should use: the interpreter when ``game`` settled on it."""
-    return "interpreter" if game.engine.name == "interpreter" else "auto"
+def engine_for(game: Game, budget: RulesBudget | None = None) -> str:
+    """The engine a worker loading with ``budget`` should use: the interpreter when
+    ``game`` settled on it and the worker could not compile it either (its compile
+    budget is no larger than the one ``game`` failed with), else ``auto``."""
+    if game.engine.name != "interpreter":
+        return "auto"
+    tried = game.compile_budget
+    if tried is None or budget is None:  # the interpreter was asked for
+        return "interpreter"
+    more_time = (budget.compile_time_limit or 0.0) > tried.time_limit
+    more_rules = (budget.max_ground_rules or 0) > tried.max_ground_rules
+    return "auto" if more_time or more_rules else "interpreter"
 
 
 class RulesSession:
@@ -48,6 +57,8 @@ class RulesSession:
         self._pool = pool
         self.roles = lease.roles
         self.step_limit = lease.step_limit
+        self.engine = lease.engine
+        """The engine the worker answers with: ``compiled`` or ``interpreter``."""
         self._budget = lease.key.budget
         self._closed = False
 

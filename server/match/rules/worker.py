@@ -131,16 +131,29 @@ class _Host:
     # -- requests -------------------------------------------------------------------
 
     def load(
-        self, text: str, engine: str, want_step_limit: bool, step_cpu: float, load_cpu: float
-    ) -> tuple[list[str], int | None]:
+        self,
+        text: str,
+        engine: str,
+        want_step_limit: bool,
+        step_cpu: float,
+        load_cpu: float,
+        compile_time_limit: float | None = None,
+        max_ground_rules: int | None = None,
+    ) -> tuple[list[str], int | None, str]:
+        """The roles, the default step limit (if wanted) and the engine that answers."""
         from server.gdl import Game
 
         from ..step_limit import default_step_limit
 
         del step_cpu, load_cpu  # taken by handle()
-        self.game = Game.from_text(text, engine=engine)
+        self.game = Game.from_text(
+            text,
+            engine=engine,
+            compile_time_limit=compile_time_limit,
+            max_ground_rules=max_ground_rules,
+        )
         limit = default_step_limit(self.game) if want_step_limit else None
-        return list(self.game.roles), limit
+        return list(self.game.roles), limit, self.game.engine.name
 
     def step_limit(self) -> int:
         from ..step_limit import default_step_limit
