@@ -450,17 +450,10 @@ class Store:
                     .limit(1)
                 )
             ).first()
-            known = (
-                set(
-                    (
-                        await connection.scalars(
-                            select(players.c.name).where(players.c.name.in_(sorted(names)))
-                        )
-                    ).all()
-                )
-                if names
-                else set()
-            )
+            known: set[str] = set()
+            if names:
+                registered = select(players.c.name).where(players.c.name.in_(sorted(names)))
+                known.update((await connection.scalars(registered)).all())
         game = None if row is None else GameVersion(row.name, row.version, list(row.roles))
         return game, known
 

@@ -8,6 +8,7 @@ import pytest
 
 from server.store import (
     Conflict,
+    GameVersion,
     MatchStatus,
     NotFound,
     SchemaOutOfDate,
@@ -94,6 +95,46 @@ async def test_games_are_versioned_by_their_rules(store: Store) -> None:
     assert [(game.name, game.version) for game in await store.list_games()] == [("g", 2)]
     with pytest.raises(NotFound):
         await store.get_game("g", 3)
+
+
+async def test_a_match_request_is_checked_in_one_read_and_queued_with_its_audit_line(
+    store: Store,
+) -> None:
+    await store.add_game_version("g", "(role a) (role b)", roles=["a", "b"])
+    await store.add_game_version("g", "(role x) (role y) (role z)", roles=["x", "y", "z"])
+    await store.add_player("p", "http://127.0.0.1:9147/")
+    game, known = await store.match_inputs("g", ["p", "nobody", "p"])
+    assert game == GameVersion("g", 2, ["x", "y", "z"])  # the latest version
+    assert known == {"p"}
+    assert await store.match_inputs("nothing", []) == (None, set())
+    await store.queue_match(
+        "m1",
+        game_name="g",
+        game_version=2,
+        players=["p", None, None],
+        start_clock=5,
+        play_clock=1,
+        policy="random",
+        config={},
+        audit_actor="admin",
+    )
+    trail = await store.audit_trail()
+    assert [(line["actor"], line["action"], line["target"]) for line in trail] == [
+        ("admin", "match.queue", "m1")
+    ]
+    with pytest.raises(Conflict):  # the same id again: neither the match nor its line is kept
+        await store.queue_match(
+            "m1",
+            game_name="g",
+            game_version=2,
+            players=["p", None, None],
+            start_clock=5,
+            play_clock=1,
+            policy="random",
+            config={},
+            audit_actor="admin",
+        )
+    assert len(await store.audit_trail()) == 1
 
 
 def _step(number: int) -> StepRow:
