@@ -480,6 +480,8 @@ class Interpreter:
 
     def _end_trial(self, full_budget: bool) -> None:
         """Keep the small budget, or from now on materialise state relations in full."""
+        if self._trial is not None:
+            self._trial.full._contexts.clear()  # free its states now, not at a later collection
         self._trial = None
         self.budget_choice = "full" if full_budget else "small"
         if full_budget:
