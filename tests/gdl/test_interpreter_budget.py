@@ -195,6 +195,26 @@ def test_the_trial_counts_votes_not_sums() -> None:
     assert engine.budget_choice == "full"
 
 
+def test_a_call_that_runs_away_with_the_full_budget_is_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """laikLee_hex materialises a path relation for minutes with the full budget."""
+    monkeypatch.setattr(interpreter_engine, "TRIAL_CUT_NS", 50_000_000)
+    engine = Interpreter(rules(PAINT))
+    state = engine.initial_state()
+    engine.legal_moves(state, "painter")  # starts the trial
+    assert engine._trial is not None
+
+    def forever(state: object) -> bool:
+        while True:
+            pass
+
+    engine._trial.full._is_terminal = forever  # type: ignore[method-assign]
+    assert engine.is_terminal(state) is False
+    assert engine.budget_choice == "small" and engine._trial is None
+    assert len(engine.legal_moves(state, "painter")) == SIDE * SIDE
+
+
 CORPUS_CHOICES = [
     ("ad_game_2x2", "full"),
     ("skirmishNew", "full"),

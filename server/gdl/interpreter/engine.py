@@ -8,6 +8,8 @@ states); ``next`` and what depends on ``does`` once per joint move.
 from __future__ import annotations
 
 import copy
+import signal
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -55,11 +57,23 @@ TRIAL_CLEAR_FACTOR = 4
 TRIAL_CLEAR_NS = 30_000_000
 """The trial ends early once one budget has taken TRIAL_CLEAR_FACTOR times the CPU time
 of the other and TRIAL_CLEAR_NS more: chess must not spend long in full materialisation."""
+TRIAL_CUT_NS = 1_000_000_000
+"""A call with the full budget is cut once the full budget has taken TRIAL_CLEAR_FACTOR
+times the CPU time of the small one and this much more (compiling included)."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
 
 
 class _TooLarge(Exception):
     """A relation grew past the budget for materialising it."""
+
+
+class _TrialTimeout(Exception):
+    """The full budget took so long on one call of the trial that the small one wins."""
+
+
+def _can_time_out() -> bool:
+    """Whether a call can be cut by a CPU-time alarm here (the main thread, on Unix)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
 class DemandTable:
@@ -219,6 +233,7 @@ class _BudgetTrial:
         "step",
         "votes",
         "full_votes",
+        "raw",
     )
 
     def __init__(self, small: Interpreter, clock: Callable[[], int]) -> None:
@@ -231,6 +246,7 @@ class _BudgetTrial:
         self.step = [0, 0]  # the same since the last transition
         self.votes = 0  # transitions compared, from TRIAL_SETTLED on
         self.full_votes = 0  # those on which the full budget was faster
+        self.raw = [0, 0]  # CPU ns of small and full over all calls
 
     def call(self, method: str, *args: object) -> object:
         clock = self.clock
@@ -241,14 +257,19 @@ class _BudgetTrial:
             start = clock()
             found = getattr(small, method)(*args)
             middle = clock()
-            getattr(full, method)(*args)
+            timed_out = self._full_call(method, args, middle - start)
             took = (middle - start, clock() - middle)
         else:
             start = clock()
-            getattr(full, method)(*args)
+            timed_out = self._full_call(method, args, 0)
             middle = clock()
             found = getattr(small, method)(*args)
             took = (clock() - middle, middle - start)
+        self.raw[0] += took[0]
+        self.raw[1] += took[1]
+        if timed_out:
+            small._end_trial(full_budget=False)
+            return found
         if small._compilations + full._compilations == compiled:
             self.spent[0] += took[0]
             self.spent[1] += took[1]
@@ -263,6 +284,34 @@ class _BudgetTrial:
             self.step = [0, 0]
         self._maybe_decide()
         return found
+
+    def _full_call(self, method: str, args: tuple, small_now: int) -> bool:
+        """Run the call with the full budget; False, or True when it ran past the time that
+        would end the trial anyway (a single call may otherwise take minutes: laikLee_hex),
+        cut by a CPU-time alarm (the copy is then dropped; shared static tables and indexes
+        are only stored once complete)."""
+        small_time, full_time = self.raw
+        allowed = TRIAL_CLEAR_FACTOR * (small_time + small_now) + TRIAL_CUT_NS - full_time
+        if allowed <= 0 or not _can_time_out():
+            return True
+        armed = [True]
+
+        def alarm(signum: int, frame: object) -> None:
+            if armed[0]:
+                raise _TrialTimeout()
+
+        previous = signal.signal(signal.SIGPROF, alarm)
+        signal.setitimer(signal.ITIMER_PROF, allowed / 1e9)
+        try:
+            getattr(self.full, method)(*args)
+            armed[0] = False
+        except _TrialTimeout:
+            return True
+        finally:
+            armed[0] = False
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, previous)
+        return False
 
     def _maybe_decide(self) -> None:
         small, full = self.spent
@@ -451,6 +500,7 @@ class Interpreter:
             component.layer == "state"
             and self._may_try_budgets
             and self._state_budget < MATERIALISE_BUDGET
+            and _can_time_out()
         ):
             self._may_try_budgets = False
             self._trial = _BudgetTrial(self, self.trial_clock)
