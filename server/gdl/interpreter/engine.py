@@ -57,7 +57,7 @@ TRIAL_CLEAR_FACTOR = 4
 TRIAL_CLEAR_NS = 30_000_000
 """The trial ends early once one budget has taken TRIAL_CLEAR_FACTOR times the CPU time
 of the other and TRIAL_CLEAR_NS more: chess must not spend long in full materialisation."""
-TRIAL_CUT_NS = 1_000_000_000
+TRIAL_CUT_NS = 250_000_000
 """A call with the full budget is cut once the full budget has taken TRIAL_CLEAR_FACTOR
 times the CPU time of the small one and this much more (compiling included)."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
