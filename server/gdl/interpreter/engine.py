@@ -7,6 +7,10 @@ states); ``next`` and what depends on ``does`` once per joint move.
 
 from __future__ import annotations
 
+import copy
+import signal
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
@@ -40,12 +44,36 @@ MATERIALISE_BUDGET = 30_000
 STATE_MATERIALISE_BUDGET = 300
 """The same for relations that depend on the state (not on the moves): recomputed for
 every state, while a move usually asks only a few facts of a large helper relation
-(chess's diagonals, a maze's paths)."""
+(chess's diagonals, a maze's paths). Games whose state relations of a few hundred facts
+are asked with many different arguments run faster with MATERIALISE_BUDGET instead:
+the first time a state relation passes this budget, a trial (:class:`_BudgetTrial`)
+times both budgets on the calls that follow and keeps the faster."""
+TRIAL_TRANSITIONS = 32
+"""Transitions (``next_state`` calls) the budget trial times before it decides."""
+TRIAL_SETTLED = 4
+"""Transitions after which the trial's votes start: the first states cost more with
+either budget (indexes of static relations are built, the heap grows)."""
+TRIAL_CLEAR_FACTOR = 4
+TRIAL_CLEAR_NS = 30_000_000
+"""The trial ends early once one budget has taken TRIAL_CLEAR_FACTOR times the CPU time
+of the other and TRIAL_CLEAR_NS more: chess must not spend long in full materialisation."""
+TRIAL_CUT_NS = 250_000_000
+"""A call with the full budget is cut once the full budget has taken TRIAL_CLEAR_FACTOR
+times the CPU time of the small one and this much more (compiling included)."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
 
 
 class _TooLarge(Exception):
     """A relation grew past the budget for materialising it."""
+
+
+class _TrialTimeout(Exception):
+    """The full budget took so long on one call of the trial that the small one wins."""
+
+
+def _can_time_out() -> bool:
+    """Whether a call can be cut by a CPU-time alarm here (the main thread, on Unix)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
 class DemandTable:
@@ -182,16 +210,137 @@ class _StateContext:
         self.legal_sets: dict[str, dict[RawTerm, RawTerm]] = {}
 
 
+class _BudgetTrial:
+    """Runs each engine call with both budgets for state relations and keeps the faster.
+
+    ``small`` is the interpreter itself (state budget STATE_MATERIALISE_BUDGET), ``full``
+    a copy that materialises state relations up to MATERIALISE_BUDGET. Both answer every
+    call (in turns, which first) and their CPU time is summed over the calls during which
+    neither compiled rules (compiling is a one-off cost of the first states); the answers
+    are the same, so the small one's is returned. When one is clearly slower in sum, the
+    interpreter keeps the other at once; else after TRIAL_TRANSITIONS transitions it keeps
+    the one faster on more of them (counted from TRIAL_SETTLED on: a vote, so that a
+    garbage collection during one of them does not decide). The copy is then dropped.
+    """
+
+    __slots__ = (
+        "small",
+        "full",
+        "clock",
+        "calls",
+        "transitions",
+        "spent",
+        "step",
+        "votes",
+        "full_votes",
+        "raw",
+    )
+
+    def __init__(self, small: Interpreter, clock: Callable[[], int]) -> None:
+        self.small = small
+        self.full = small._with_full_budget()
+        self.clock = clock
+        self.calls = 0
+        self.transitions = 0
+        self.spent = [0, 0]  # CPU ns of small and full over the calls that compiled nothing
+        self.step = [0, 0]  # the same since the last transition
+        self.votes = 0  # transitions compared, from TRIAL_SETTLED on
+        self.full_votes = 0  # those on which the full budget was faster
+        self.raw = [0, 0]  # CPU ns of small and full over all calls
+
+    def call(self, method: str, *args: object) -> object:
+        clock = self.clock
+        small, full = self.small, self.full
+        compiled = small._compilations + full._compilations
+        self.calls += 1
+        if self.calls & 1:
+            start = clock()
+            found = getattr(small, method)(*args)
+            middle = clock()
+            timed_out = self._full_call(method, args, middle - start)
+            took = (middle - start, clock() - middle)
+        else:
+            start = clock()
+            timed_out = self._full_call(method, args, 0)
+            middle = clock()
+            found = getattr(small, method)(*args)
+            took = (clock() - middle, middle - start)
+        self.raw[0] += took[0]
+        self.raw[1] += took[1]
+        if timed_out:
+            small._end_trial(full_budget=False)
+            return found
+        if small._compilations + full._compilations == compiled:
+            self.spent[0] += took[0]
+            self.spent[1] += took[1]
+            self.step[0] += took[0]
+            self.step[1] += took[1]
+        if method == "_next_state":
+            self.transitions += 1
+            small_step, full_step = self.step
+            if self.transitions > TRIAL_SETTLED and small_step + full_step > 0:
+                self.votes += 1
+                self.full_votes += full_step < small_step
+            self.step = [0, 0]
+        self._maybe_decide()
+        return found
+
+    def _full_call(self, method: str, args: tuple, small_now: int) -> bool:
+        """Run the call with the full budget; False, or True when it ran past the time that
+        would end the trial anyway (a single call may otherwise take minutes: laikLee_hex),
+        cut by a CPU-time alarm (the copy is then dropped; shared static tables and indexes
+        are only stored once complete)."""
+        small_time, full_time = self.raw
+        allowed = TRIAL_CLEAR_FACTOR * (small_time + small_now) + TRIAL_CUT_NS - full_time
+        if allowed <= 0 or not _can_time_out():
+            return True
+        armed = [True]
+
+        def alarm(signum: int, frame: object) -> None:
+            if armed[0]:
+                raise _TrialTimeout()
+
+        previous = signal.signal(signal.SIGPROF, alarm)
+        signal.setitimer(signal.ITIMER_PROF, allowed / 1e9)
+        try:
+            getattr(self.full, method)(*args)
+            armed[0] = False
+        except _TrialTimeout:
+            return True
+        finally:
+            armed[0] = False
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, previous)
+        return False
+
+    def _maybe_decide(self) -> None:
+        small, full = self.spent
+        if full > TRIAL_CLEAR_FACTOR * small + TRIAL_CLEAR_NS:
+            self.small._end_trial(full_budget=False)
+        elif small > TRIAL_CLEAR_FACTOR * full + TRIAL_CLEAR_NS:
+            self.small._end_trial(full_budget=True)
+        elif self.transitions >= TRIAL_TRANSITIONS:
+            self.small._end_trial(full_budget=2 * self.full_votes > self.votes)
+
+
 class Interpreter:
     """A GDL reasoner over plain terms, implementing :class:`server.gdl.engine.Engine`."""
 
     name = "interpreter"
+    trial_clock: Callable[[], int] = staticmethod(time.process_time_ns)
+    """The clock of the budget trial (CPU time of the process, in ns)."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.program: Program = analyse(rules)
         self._compiled: dict[int, list[CompiledRule]] = {}
         self._static: dict[RelationKey, Relation] = {}
         self._demand: set[RelationKey] = set()
+        self._state_budget = STATE_MATERIALISE_BUDGET
+        self._compilations = 0
+        self._trial: _BudgetTrial | None = None
+        self._may_try_budgets = True
+        self.budget_choice: str | None = None
+        """After the budget trial: "small" or "full" (None: no trial was needed yet)."""
         self._tried: set[int] = set()
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
@@ -224,6 +373,7 @@ class Interpreter:
         if not self.roles:
             raise GdlError("the game declares no role")
         self._initial = State(args[0] for args in self._static.get(INIT_KEY, Relation()).facts)
+        self._static_demand = frozenset(self._demand)
 
     # -- set-up -----------------------------------------------------------------------
 
@@ -272,6 +422,7 @@ class Interpreter:
             recursive = component.keys if component.recursive else frozenset()
             compiled = [self._compiler.compile(rule, recursive) for rule in component.rules]
             self._compiled[component.index] = compiled
+            self._compilations += 1
         return compiled
 
     def _demand_functions(self, key: RelationKey, positions: tuple[int, ...]) -> list:
@@ -284,6 +435,7 @@ class Interpreter:
                 if rule.head_key == key
             ]
             self._demand_compiled[(key, positions)] = functions
+            self._compilations += 1
         return functions
 
     def _may_be_on_demand(self, component: Component) -> bool:
@@ -311,9 +463,7 @@ class Interpreter:
         ):
             self._tried.add(component.index)
             outer_budget = self._budget
-            self._budget = (
-                STATE_MATERIALISE_BUDGET if component.layer == "state" else MATERIALISE_BUDGET
-            )
+            self._budget = self._state_budget if component.layer == "state" else MATERIALISE_BUDGET
             try:
                 self._materialise(component, db)
             except _TooLarge:
@@ -346,6 +496,50 @@ class Interpreter:
         # Cached states hold the relation materialised; rules now expect a table.
         self._contexts.clear()
         self._install_tables(component, db)
+        if (
+            component.layer == "state"
+            and self._may_try_budgets
+            and self._state_budget < MATERIALISE_BUDGET
+            and _can_time_out()
+        ):
+            self._may_try_budgets = False
+            self._trial = _BudgetTrial(self, self.trial_clock)
+
+    # -- the budget for state relations -------------------------------------------------
+
+    def _with_full_budget(self) -> Interpreter:
+        """A copy that shares the static relations and materialises state relations up
+        to MATERIALISE_BUDGET (its own compiled rules and cached states)."""
+        full = copy.copy(self)
+        full._state_budget = MATERIALISE_BUDGET
+        full._may_try_budgets = False
+        full._trial = None
+        full._budget = None
+        full._compilations = 0
+        full._demand = set(self._static_demand)
+        full._compiled = self._static_rules()
+        full._demand_compiled = {}
+        full._compiler = RuleCompiler(full._estimate, full._demand.__contains__)
+        full._contexts = OrderedDict()
+        full._tried = set(self._tried)
+        return full
+
+    def _static_rules(self) -> dict[int, list[CompiledRule]]:
+        components = self.program.components
+        return {i: rules for i, rules in self._compiled.items() if components[i].layer == "static"}
+
+    def _end_trial(self, full_budget: bool) -> None:
+        """Keep the small budget, or from now on materialise state relations in full."""
+        if self._trial is not None:
+            self._trial.full._contexts.clear()  # free its states now, not at a later collection
+        self._trial = None
+        self.budget_choice = "full" if full_budget else "small"
+        if full_budget:
+            self._state_budget = MATERIALISE_BUDGET
+            self._demand.intersection_update(self._static_demand)
+            self._compiled = self._static_rules()
+            self._demand_compiled.clear()
+            self._contexts.clear()
 
     def _users_of(self, keys: frozenset) -> set[int]:
         users: set[int] = set()
@@ -440,13 +634,38 @@ class Interpreter:
         return context
 
     def legal_moves(self, state: State, role: str) -> list[RawTerm]:
-        return list(self._legal(state).legal.get(role, ()))  # type: ignore[union-attr]
+        if self._trial is not None:
+            return self._trial.call("_legal_moves", state, role)  # type: ignore[return-value]
+        return self._legal_moves(state, role)
 
     def legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
+        if self._trial is not None:
+            return self._trial.call("_legal_move", state, role, move)  # type: ignore[return-value]
+        return self._legal_move(state, role, move)
+
+    def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
+        if self._trial is not None:
+            return self._trial.call("_next_state", state, moves)  # type: ignore[return-value]
+        return self._next_state(state, moves)
+
+    def is_terminal(self, state: State) -> bool:
+        if self._trial is not None:
+            return self._trial.call("_is_terminal", state)  # type: ignore[return-value]
+        return self._is_terminal(state)
+
+    def goal_values(self, state: State, role: str) -> list[RawTerm]:
+        if self._trial is not None:
+            return self._trial.call("_goal_values", state, role)  # type: ignore[return-value]
+        return self._goal_values(state, role)
+
+    def _legal_moves(self, state: State, role: str) -> list[RawTerm]:
+        return list(self._legal(state).legal.get(role, ()))  # type: ignore[union-attr]
+
+    def _legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
         members = self._legal(state).legal_sets.get(role)
         return None if members is None else members.get(move)
 
-    def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
+    def _next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if len(moves) != len(self.roles):
             raise GdlError(f"expected {len(self.roles)} moves (one per role), got {len(moves)}")
         context = self._context(state)
@@ -463,9 +682,9 @@ class Interpreter:
         following = db.get(NEXT_KEY)
         return State(args[0] for args in following.facts) if following else State(())
 
-    def is_terminal(self, state: State) -> bool:
+    def _is_terminal(self, state: State) -> bool:
         return bool(self._derive(state, TERMINAL_KEY).facts)
 
-    def goal_values(self, state: State, role: str) -> list[RawTerm]:
+    def _goal_values(self, state: State, role: str) -> list[RawTerm]:
         values = [value for who, value in self._derive(state, GOAL_KEY).facts if who == role]
         return sorted(values, key=sort_key)
