@@ -9,6 +9,7 @@ runs the real clock on two corpus games whose difference is large (5 to 15 times
 from __future__ import annotations
 
 import random
+import signal
 from pathlib import Path
 
 import pytest
@@ -213,6 +214,34 @@ def test_a_call_that_runs_away_with_the_full_budget_is_cut(
     assert engine.is_terminal(state) is False
     assert engine.budget_choice == "small" and engine._trial is None
     assert len(engine.legal_moves(state, "painter")) == SIDE * SIDE
+
+
+def test_the_trial_keeps_a_cpu_alarm_armed_by_its_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rules worker arms ITIMER_PROF with its step budget around every request: the
+    trial's own alarm must leave it armed, less the time spent, with its handler."""
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGPROF, lambda signum, frame: fired.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_PROF, 50.0)
+        engine = Interpreter(rules(PAINT))
+        state = engine.initial_state()
+        for _ in range(3):
+            engine.legal_moves(state, "painter")  # starts the trial, then runs both ways
+            engine.is_terminal(state)
+        left, _ = signal.getitimer(signal.ITIMER_PROF)
+        assert 40.0 < left <= 50.0
+        assert signal.getsignal(signal.SIGPROF) is not previous and not fired
+        # an alarm of the caller's that rings before the trial's would: the trial leaves it
+        monkeypatch.setattr(interpreter_engine, "TRIAL_CUT_NS", 100_000_000_000)
+        signal.setitimer(signal.ITIMER_PROF, 30.0)
+        engine = Interpreter(rules(PAINT))
+        engine.legal_moves(engine.initial_state(), "painter")
+        engine.is_terminal(engine.initial_state())
+        left, _ = signal.getitimer(signal.ITIMER_PROF)
+        assert 20.0 < left <= 30.0
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 CORPUS_CHOICES = [

@@ -301,7 +301,14 @@ class _BudgetTrial:
                 raise _TrialTimeout()
 
         previous = signal.signal(signal.SIGPROF, alarm)
-        signal.setitimer(signal.ITIMER_PROF, allowed / 1e9)
+        outer_delay, outer_interval = signal.setitimer(signal.ITIMER_PROF, allowed / 1e9)
+        if outer_delay and outer_delay <= allowed / 1e9:
+            # the caller's own CPU-time alarm (a rules worker's step budget) would ring
+            # first: leave it as it is, and let the small budget win rather than risk it
+            signal.setitimer(signal.ITIMER_PROF, outer_delay, outer_interval)
+            signal.signal(signal.SIGPROF, previous)
+            return True
+        started = time.process_time()
         try:
             getattr(self.full, method)(*args)
             armed[0] = False
@@ -311,6 +318,9 @@ class _BudgetTrial:
             armed[0] = False
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.signal(signal.SIGPROF, previous)
+            if outer_delay:  # the caller's alarm goes on, less the CPU time spent here
+                left = max(outer_delay - (time.process_time() - started), 1e-6)
+                signal.setitimer(signal.ITIMER_PROF, left, outer_interval)
         return False
 
     def _maybe_decide(self) -> None:
