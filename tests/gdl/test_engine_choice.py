@@ -133,7 +133,9 @@ def test_a_failed_compile_attempt_stops_at_the_rules_its_time_limit_allows() -> 
     assert game.fallback_reason == (
         f"more than {budget} ground rules, more than the time limit allows"
     )
-    assert 0 < game.failed_compile_seconds < DEFAULT_TIME_LIMIT / 2
+    # the reason above is what tells the estimate's stop from the limit's; the CPU time is
+    # about 0.6 s here, 1.3 s on a slow machine, and below the limit it used to run into
+    assert 0 < game.failed_compile_seconds < DEFAULT_TIME_LIMIT
 
 
 def test_the_rule_budget_grows_with_the_time_limit() -> None:
@@ -182,7 +184,9 @@ def test_a_game_estimated_past_the_time_limit_falls_back_while_its_rules_are_rea
     assert game.engine.name == "interpreter"
     assert game.fallback_reason is not None
     assert game.fallback_reason.startswith("compiling is estimated at over 3 s of CPU time")
-    assert 0 < game.failed_compile_seconds < DEFAULT_TIME_LIMIT / 2
+    # the reason above is what tells the estimate's stop from the limit's; the CPU time is
+    # about 0.6 s here, 1.3 s on a slow machine, and below the limit it used to run into
+    assert 0 < game.failed_compile_seconds < DEFAULT_TIME_LIMIT
     again = Game.from_text(all_triples(32))  # a count, not the clock: not attempted again
     assert again.engine.name == "interpreter"
     assert again.failed_compile_seconds == 0.0
