@@ -1,7 +1,10 @@
 """Many concurrent matches between local random players: how much work is the server's own?
 
 Starts two random-player processes (one per role; each takes any number of matches
-at once), then runs ``--matches`` matches of ``--game`` with at most
+at once): the bundled random player (``--players bundled``, the default: aiohttp and the
+player agent) or the light players of ``support/fast_players.py`` (``--players fast``,
+which answer with a fraction of the CPU, so that less of the two cores goes to the
+players and the server's figure is less inflated by sharing them), then runs ``--matches`` matches of ``--game`` with at most
 ``--concurrency`` at a time, first writing their logs, then without logs (or only
 without, with ``--no-logs``), and prints one row per mode:
 
@@ -13,7 +16,8 @@ without, with ``--no-logs``), and prints one row per mode:
   the match, counted from the matches' own events), and the error count (0 when healthy).
 
 Usage: ``python benchmarks/match_throughput.py [--game NAME] [--matches N]
-[--concurrency C] [--playclock S] [--port-range LOW-HIGH] [--keep-alive] [--no-logs] [--no-fsync]
+[--concurrency C] [--playclock S] [--port-range LOW-HIGH] [--players bundled|fast] [--keep-alive]
+[--no-logs] [--no-fsync]
 [--loop auto|asyncio|uvloop] [--list-columns]``; the server runs on uvloop when it is
 installed (the ``fast`` extra) unless ``--loop asyncio``
 """
@@ -31,6 +35,8 @@ from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from support.fast_players import fast_player_process
 
 COLUMNS = (
     "logs",
@@ -174,17 +180,15 @@ def print_table(rows: list[list[str]]) -> None:
 async def benchmark(args: argparse.Namespace) -> None:
     print(
         f"game {args.game}, {args.matches} matches, at most {args.concurrency} at once, "
-        f"fsync {'off' if args.no_fsync else 'on'}, "
+        f"fsync {'off' if args.no_fsync else 'on'}, {args.players} players, "
         f"{'one kept-open connection per player and match' if args.keep_alive else 'one connection per message'}",
         flush=True,
     )
     from server.games import load_game
 
     game = load_game(args.game)
-    async with (
-        player_process(1, args.port_range) as first,
-        player_process(2, args.port_range) as second,
-    ):
+    start = player_process if args.players == "bundled" else fast_player_process
+    async with start(1, args.port_range) as first, start(2, args.port_range) as second:
         urls = [first, second]
         await measure(args, game, urls, True, 2)  # warm up: code paths compiled, caches full
         modes = [False] if args.no_logs else [True, False]
@@ -220,6 +224,13 @@ def main() -> int:
         type=parse_port_range,
         metavar="LOW-HIGH",
         help="ports for the local player processes (default: any free port)",
+    )
+    parser.add_argument(
+        "--players",
+        choices=("bundled", "fast"),
+        default="bundled",
+        help="the player processes: the bundled random player, or the light players of "
+        "benchmarks/support/fast_players.py (default: bundled)",
     )
     parser.add_argument(
         "--keep-alive",

@@ -28,7 +28,6 @@ first) and rejects replies GGP-Base accepts, such as malformed header lines.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import ssl
 import time
@@ -46,7 +45,11 @@ _MAX_HEADER_BYTES = 64 * 1024
 _READ_SIZE = 64 * 1024
 _PAUSE_AT = 4 * _READ_SIZE
 _END_OF_HEADERS = re.compile(rb"\r?\n\r?\n")
-_LINE_BREAK = re.compile(rb"\r?\n")
+_WANTED_HEADER = re.compile(
+    rb"\n[ \t\r\x0b\x0c]*(content-length|transfer-encoding|connection)[ \t\r\x0b\x0c]*:([^\n]*)"
+)
+"""The headers the reader needs, in a lower-cased header block: every line after the status
+line whose name (spaces around it ignored) is one of them, with its raw value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,25 +323,12 @@ async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str, b
             raise _Failure(ErrorKind.CONNECTION_ERROR, "reply without an HTTP header block")
         buffer += chunk
 
-    lines = _LINE_BREAK.split(head)
-    status_line = lines[0].decode("latin-1").strip()
-    length: int | None = None
-    chunked = False
-    connection = b""
-    for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        name = name.strip().lower()
-        if name == b"content-length":
-            with contextlib.suppress(ValueError):
-                length = max(0, int(value.strip()))
-        elif name == b"transfer-encoding" and b"chunked" in value.lower():
-            chunked = True
-        elif name == b"connection":
-            connection = value.strip().lower()
+    status_line, length, chunked, connection = _parse_head(head)
+    version = status_line[:8].upper()
     kept_open = (
         connection == b"keep-alive"
-        if status_line.upper().startswith("HTTP/1.0")
-        else status_line.upper().startswith("HTTP/1.1") and connection != b"close"
+        if version == "HTTP/1.0"
+        else version == "HTTP/1.1" and connection != b"close"
     )
 
     if length is not None:
@@ -365,6 +355,29 @@ async def _read_reply(reader: _ReplyReader, max_bytes: int) -> tuple[str, str, b
         if chunked:
             body = _dechunk(body)
     return status_line, body.decode("utf-8", errors="replace").strip(), kept_open
+
+
+def _parse_head(head: bytes) -> tuple[str, int | None, bool, bytes]:
+    """The status line of a header block and the three headers that matter: the body's
+    ``Content-Length`` (``None`` when absent or unreadable), whether it is chunked, and
+    ``Connection`` (lower case).  Other headers are ignored; where a header repeats, the
+    last one counts (a ``Transfer-Encoding`` naming ``chunked`` in any of them does)."""
+    first = head.partition(b"\n")[0]
+    status_line = first.decode("latin-1").strip()
+    length: int | None = None
+    chunked = False
+    connection = b""
+    for name, value in _WANTED_HEADER.findall(head.lower()):
+        if name == b"content-length":
+            try:
+                length = max(0, int(value.strip()))
+            except ValueError:
+                pass
+        elif name == b"connection":
+            connection = value.strip()
+        elif b"chunked" in value:
+            chunked = True
+    return status_line, length, chunked, connection
 
 
 def _dechunk(data: bytes) -> bytes:

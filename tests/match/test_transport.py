@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from server.match.transport import PlayerAddress, build_request, send_message
+from server.match.transport import PlayerAddress, _parse_head, build_request, send_message
 from server.records import ErrorKind
 
 from .fakes import unused_port
@@ -67,6 +67,25 @@ async def test_bare_newlines_and_odd_header_lines_are_accepted() -> None:
     async with raw_server(answering(reply)) as address:
         result = await send_message(address, "( INFO )", time_limit=2)
     assert result.ok and result.body == "ready"
+
+
+def test_the_header_block_is_read_for_its_length_encoding_and_connection_only() -> None:
+    head = (
+        b"HTTP/1.1 200 OK\r\nX-Content-Length: 99\r\n  Content-LENGTH \t: 12 \r\n"
+        b"Transfer-Encoding: gzip, Chunked\r\nCONNECTION:  Keep-Alive\r\nServer: x\r"
+    )
+    assert _parse_head(head) == ("HTTP/1.1 200 OK", 12, True, b"keep-alive")
+    # the last length counts; an unreadable one leaves the one before; no header at all
+    assert _parse_head(b"HTTP/1.0 200\ncontent-length: 3\ncontent-length: x")[1] == 3
+    assert _parse_head(b"HTTP/1.0 200 OK\r\ncontent-length: 3\ncontent-length: 5")[1] == 5
+    assert _parse_head(b"HTTP/1.0 200 OK") == ("HTTP/1.0 200 OK", None, False, b"")
+    # a name inside another line's value is not a header; a negative length counts as 0
+    assert _parse_head(b"HTTP/1.0 200\r\nX: a connection: close\r\nContent-Length: -4") == (
+        "HTTP/1.0 200",
+        0,
+        False,
+        b"",
+    )
 
 
 async def test_a_player_that_never_answers_times_out_at_the_deadline() -> None:
