@@ -335,6 +335,13 @@ class TournamentDriver:
         if rate:
             await self.ratings.catch_up()
 
+    def other_match_ended(self) -> None:
+        """A match outside every tournament ended (in another process): bring the ratings
+        up to date, and pass over the tournaments if a pass is due (a player it freed may
+        be one a tournament waits for), as :meth:`wake` does for such a match."""
+        self._rate.set()
+        self._wake.set()
+
     async def _take_ended(self) -> None:
         """Take in the matches that ended since the last pass and schedule what follows."""
         started = time.perf_counter()

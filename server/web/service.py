@@ -231,8 +231,11 @@ class Service:
         """Listen to every worker's match events; keep the scale-out gauges fresh."""
         local = runner.running
 
-        def end(match_id: str) -> None:
-            driver.wake()
+        def end(match_id: str, maybe_in_tournament: bool) -> None:
+            if maybe_in_tournament:
+                driver.wake()
+            else:
+                driver.other_match_ended()
 
         self._events = EventListener(
             self.store,

@@ -16,7 +16,7 @@ from server.runner import QueueRunner, RunnerMetrics, RunnerSettings
 from server.runner.queue import ChannelFor
 from server.store import MatchRow, MatchStatus, Store
 
-from .events import notify
+from .events import end_payload, notify
 from .jobs import JobSystem
 from .runner import abort_anywhere
 from .sweeper import LostMatchSweeper
@@ -83,7 +83,7 @@ class JobControl(QueueRunner):
 
     async def _lost(self, match_id: str) -> None:
         self.metrics.finished.labels(MatchStatus.ABORTED.value).inc()
-        await notify(self.store, {"m": match_id, "e": 1})
+        await notify(self.store, end_payload(match_id))
 
     async def _sweep_loop(self) -> None:
         while True:

@@ -1,8 +1,9 @@
 """Live match events between processes, through PostgreSQL's LISTEN/NOTIFY.
 
 A worker notifies ``{"m": match id, "s": step}`` once a step is stored and
-``{"m": match id, "e": 1}`` once the match has ended; the payload stays small, and
-readers fetch the rows they need.  The service listens and feeds its live hub (only for
+``{"m": match id, "e": 1, "t": tournament id or null}`` once the match has ended (``"t"``
+left out where the worker does not know it); the payload stays small, and readers fetch
+the rows they need.  The service listens and feeds its live hub (only for
 matches someone is watching) and its tournament driver, whichever worker runs a match.
 """
 
@@ -28,6 +29,22 @@ from .schema import EVENTS_CHANNEL
 log = logging.getLogger(__name__)
 
 RECONNECT_SECONDS = 1.0
+
+
+class Unknown:
+    """The type of :data:`UNKNOWN`."""
+
+
+UNKNOWN = Unknown()
+"""A tournament id not known where a match's end is notified."""
+
+
+def end_payload(match_id: str, tournament_id: str | None | Unknown = UNKNOWN) -> dict[str, Any]:
+    """The notification that a match ended, in the tournament ``tournament_id`` (``None``:
+    in none; ``UNKNOWN``: not known here, which the listener takes as maybe in one)."""
+    if isinstance(tournament_id, Unknown):
+        return {"m": match_id, "e": 1}
+    return {"m": match_id, "e": 1, "t": tournament_id}
 
 
 async def notify(store: Store, payload: dict[str, Any]) -> None:
@@ -92,7 +109,7 @@ class EventListener:
         *,
         publish: Publish,
         watched: Callable[[str], bool],
-        on_end: Callable[[str], None],
+        on_end: Callable[[str, bool], None],
     ) -> None:
         self.store = store
         self.publish = publish
@@ -140,7 +157,7 @@ class EventListener:
     async def _handle(self, payload: dict[str, Any]) -> None:
         match_id = str(payload["m"])
         if "e" in payload:
-            self.on_end(match_id)
+            self.on_end(match_id, payload.get("t", UNKNOWN) is not None)
             if self.watched(match_id):
                 try:
                     match = await self.store.get_match(match_id)

@@ -33,7 +33,7 @@ from server.runner.queue import ChannelFor, PreMatchCheck
 from server.store import MatchRow, MatchStatus, NotFound, Store, now_ms
 
 from .claims import Busy, Claimed, Missing, beat, claim_match, still_running
-from .events import StepNotifier, notify
+from .events import UNKNOWN, StepNotifier, Unknown, end_payload, notify
 from .heartbeat import HeartbeatThread
 from .jobs import (
     TRANSIENT_DATABASE_ERRORS,
@@ -252,7 +252,7 @@ class JobRunner(QueueRunner):
             await self._end_unstarted(
                 match, PLAYER_UNAVAILABLE, f"no player named {outcome.player!r}"
             )
-            await self._notify_end(match.id)
+            await self._notify_end(match.id, match.tournament_id)
             return "a player is missing"
         if not isinstance(outcome, Claimed):
             return f"the match is {outcome.status.value}"
@@ -267,7 +267,7 @@ class JobRunner(QueueRunner):
             await self._stop_match(match, task)
             raise
         finally:
-            await self._notify_end(match.id)
+            await self._notify_end(match.id, match.tournament_id)
         return "played"
 
     async def _stop_match(self, match: MatchRow, task: asyncio.Task[None]) -> None:
@@ -292,9 +292,11 @@ class JobRunner(QueueRunner):
             return await super().abort(match_id)
         return await abort_anywhere(self.store, self.jobs, match_id)
 
-    async def _notify_end(self, match_id: str) -> None:
+    async def _notify_end(
+        self, match_id: str, tournament_id: str | None | Unknown = UNKNOWN
+    ) -> None:
         try:
-            await notify(self.store, {"m": match_id, "e": 1})
+            await notify(self.store, end_payload(match_id, tournament_id))
         except Exception as error:
             log.warning("match %s: notifying its end failed: %s", match_id, error)
 
@@ -342,7 +344,7 @@ async def abort_anywhere(store: Store, jobs: JobSystem, match_id: str) -> MatchR
             end_message="aborted while queued",
             only_if=(MatchStatus.QUEUED,),
         )
-        await notify(store, {"m": match_id, "e": 1})
+        await notify(store, end_payload(match_id, match.tournament_id))
     elif match.status is MatchStatus.RUNNING:
         job_id, _ = await job_of(store, match_id)
         if job_id is not None:
