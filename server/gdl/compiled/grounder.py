@@ -17,7 +17,13 @@ import clingo
 from ..parser import Rule
 from ..terms import RawTerm
 from .asp import KEYWORD_PREDICATES, RelationKey, Translator, decode_arguments
-from .errors import CompileError, GroundingOverBudget, GroundingTooLarge, GroundingTooSlow
+from .errors import (
+    CompileError,
+    GroundingOverBudget,
+    GroundingTooLarge,
+    GroundingTooSlow,
+    check_deadline,
+)
 
 READ_BACK = frozenset(KEYWORD_PREDICATES.values())
 
@@ -129,7 +135,10 @@ def ground(
 
     program = GroundProgram(choices=collector.choices, rules=collector.rules)
     keys = translator.keys_by_predicate
-    for symbol, atom in collector.symbols:
+    for count, (symbol, atom) in enumerate(collector.symbols):
+        # decoding takes seconds on programs with tens of thousands of named atoms
+        if not count & 1023:
+            check_deadline(deadline, "reading the ground program")
         name = symbol.name
         key = keys[name]
         # only the GDL keyword relations are read back; the others keep no arguments
