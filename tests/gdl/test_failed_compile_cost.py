@@ -1,6 +1,6 @@
 """A compile attempt that cannot succeed stops early: code too large is predicted before
-any is generated, and the slow loops of reading and optimising a wide ground program
-watch the clock."""
+any is generated, the slow loops of reading and optimising a wide ground program watch
+the clock, and only the atoms of the keyword relations are read back from the grounder."""
 
 from __future__ import annotations
 
@@ -120,3 +120,11 @@ def test_optimising_a_wide_network_stops_at_the_time_limit(
         build_network(program, _roles(rules), deadline=time.thread_time() + 0.2)
     # grouped up to the next look at the clock, not all of the 2,200 atoms
     assert 0 < len(calls) <= 64
+
+
+def test_only_the_atoms_of_the_keyword_relations_are_read_back() -> None:
+    program = ground(parse_gdl(shifting_counter(20)), max_rules=10**6, deadline=1e9)
+    keywords = {"true", "does", "next", "legal", "goal", "terminal", "init", "role"}
+    named = {key[0] for key, _ in program.names.values()}
+    assert named == {"true", "does", "next", "legal", "goal", "terminal"}
+    assert {key[0] for key, _ in program.facts} <= keywords  # no succ facts, no far atoms
