@@ -7,10 +7,11 @@ that clocks up to 12 s change nothing) and never above :data:`MAX_TIME_LIMIT`. T
 ground-rule cap grows with it, so that the time limit, not the cap, decides.
 
 The time limit is CPU time of the loading thread: a busy machine stretches set-up in
-wall-clock time but hardly changes which games compile. A failed attempt costs about
-the time limit (the longest on the corpus overran a 10 s limit to about 16 s) and the
-interpreter then loads in under a second, so set-up takes about a sixth of the start
-clock in CPU time and well under the clock even on a machine twice oversubscribed.
+wall-clock time but hardly changes which games compile. A failed attempt costs at most
+about the time limit (pancakes88 once overran a 10 s limit to 16 s, in loops that now
+look at the clock) and the interpreter then loads in under a second, so set-up takes
+about a sixth of the start clock in CPU time and well under the clock even on a machine
+twice oversubscribed.
 
 The environment variables ``GGP_COMPILE_TIME_LIMIT`` and ``GGP_COMPILE_MAX_RULES``
 override what the start clock gives. Which engine answers never changes a result,

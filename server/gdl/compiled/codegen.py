@@ -21,6 +21,7 @@ than MAX_STATUS_GATES values.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,17 @@ MAX_INLINE_DEPTH = 25
 
 MAX_SOURCE = 8_000_000
 """Larger generated modules are refused (compiling them would take too long)."""
+
+MAX_NEXT_BODY_CHARS = 6_000_000
+"""A plan whose next-state rule bodies left to code (:func:`next_body_chars`) take more
+characters than this is refused before any code is generated, as a module over
+:data:`MAX_SOURCE`: ``next`` and ``playout`` both write these bodies, and on the corpus
+a module is 0.99 to 1.44 times the count when it passes a million. A prediction, not a
+bound: every corpus game that compiles counts at most 4.7 million (snakeParallel, whose
+module takes 6.6 million characters); the games it refuses count 7.1 million
+(mummymaze2p) to 305 million, and generating their code took 0.6 s or more."""
+
+DIGITS_PER_BIT = math.log10(2)
 
 MAX_INLINE_TEST_CHARS = 400
 """A gate that is one test of input bits is written where it is read (when asked for)
@@ -577,11 +589,39 @@ def _too_large() -> GroundingTooLarge:
     return GroundingTooLarge(f"the generated code would exceed {MAX_SOURCE} characters")
 
 
+def _digits(number: int) -> int:
+    """The decimal digits of a non-negative ``number``, give or take one, without
+    writing it out."""
+    return int(number.bit_length() * DIGITS_PER_BIT) + 1
+
+
+def next_body_chars(plan: Plan) -> int:
+    """The characters of the next-state rule bodies left to code, each written out on
+    its own: the numbers of its literals and the fluent it sets, and a few characters
+    around each (counted, not generated)."""
+    assert plan.next is not None
+    return sum(
+        _digits(bit) + 10 + sum(_digits(value) + 4 for _, value in body)
+        for body, bit in plan.next.general
+    )
+
+
+def check_predicted_size(plan: Plan) -> None:
+    """Raise :class:`GroundingTooLarge` when the plan's next-state bodies are too many
+    to fit the module into :data:`MAX_SOURCE` (:data:`MAX_NEXT_BODY_CHARS`)."""
+    if next_body_chars(plan) > MAX_NEXT_BODY_CHARS:
+        raise GroundingTooLarge(
+            f"the generated code would exceed {MAX_SOURCE} characters"
+            " (predicted from the next-state rule bodies)"
+        )
+
+
 def compile_plan(plan: Plan, deadline: float = float("inf")) -> dict[str, Any]:
     """Generate, compile and run the module; returns its namespace."""
     network = plan.network
     assert plan.next is not None
     plan.deadline = deadline
+    check_predicted_size(plan)
     source = generate(plan)
     check_deadline(deadline, "generating code")
     if len(source) > MAX_SOURCE:

@@ -223,13 +223,21 @@ def build_network(
     outputs += [value for role_goals in goals for _, value in role_goals]
     outputs += [terminal] + [value for _, value in nexts]
     needed = _needed(rules, [value for value in outputs if not isinstance(value, bool)])
-    rules = {atom: _group_does(rules[atom], moves, does_base) for atom in needed}
+    grouped_rules: dict[int, list[Body]] = {}
+    for count, atom in enumerate(needed):
+        # grouping is slow on wide states (masks of thousands of bits): watch the clock
+        if not count & 63:
+            check_deadline(deadline, "optimising the ground network")
+        grouped_rules[atom] = _group_does(rules[atom], moves, does_base)
+    rules = grouped_rules
     check_deadline(deadline, "optimising the ground network")
     order, recursive = _components(rules)
 
     does_mask = ((1 << sum(len(m) for m in moves)) - 1) << len(fluents)
     does_dependent: set[int] = set()
-    for component in order:
+    for count, component in enumerate(order):
+        if not count & 255:
+            check_deadline(deadline, "optimising the ground network")
         for atom in component:
             for body in rules[atom]:
                 if (body.pos_in | body.neg_in) & does_mask or any(
