@@ -190,7 +190,9 @@ async def benchmark(args: argparse.Namespace) -> None:
     start = player_process if args.players == "bundled" else fast_player_process
     async with start(1, args.port_range) as first, start(2, args.port_range) as second:
         urls = [first, second]
-        await measure(args, game, urls, True, 2)  # warm up: code paths compiled, caches full
+        # warm up: code paths compiled, caches full, the rules workers of as many matches at
+        # once forked (a fork costs the server milliseconds, which the first row would carry)
+        await measure(args, game, urls, True, args.concurrency)
         modes = [False] if args.no_logs else [True, False]
         rows = [await measure(args, game, urls, logs, args.matches) for logs in modes]
     print_table(rows)
