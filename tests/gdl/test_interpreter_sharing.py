@@ -106,7 +106,7 @@ def test_a_rule_adds_the_matched_fact_itself_when_its_head_repeats_it() -> None:
             "(<= (mark ?x (cell ?x ?y)) (true (cell ?x ?y)))"
         )
     ).rules
-    compiler = RuleCompiler(lambda key, spec: 1.0)
+    compiler = RuleCompiler(lambda key, spec, constants: 1.0)
     cell = ("cell", "1", "2")
     fact = (cell,)
     both = ("1", "2")

@@ -197,7 +197,9 @@ def _note_matched(args: tuple, fact: str, known: dict[RawTerm, str]) -> None:
         walk(argument, (position,))
 
 
-SizeEstimate = Callable[[RelationKey, IndexSpec | None], float]
+SizeEstimate = Callable[[RelationKey, IndexSpec | None, tuple | None], float]
+"""Expected matches of a literal: its relation, index, and its keys' values when all
+are constants (else None)."""
 
 
 @dataclass(slots=True)
@@ -219,6 +221,27 @@ def _checks(fact: str, structure: list, keys: list) -> list[str]:
     ]
     checks += [f"{_access(fact, path)} == {value}" for path, value in keys]
     return checks
+
+
+def _constant_keys(args: tuple, bound: set[str]) -> tuple | None:
+    """The values :func:`_analyse_pattern` keys a literal on, in its order, when all are
+    constants (no variable bound before); else None."""
+    found: list[str] = []
+    for term in _walk_leaves(args):
+        if not term.startswith("?"):
+            found.append(term)
+        elif term in bound:
+            return None
+    return tuple(found) or None
+
+
+def _walk_leaves(args: tuple) -> Iterable[str]:
+    """The constants and variables of argument terms, depth first (functors left out)."""
+    for term in args:
+        if isinstance(term, str):
+            yield term
+        else:
+            yield from _walk_leaves(term[1:])
 
 
 def _is_positive_atom(literal: RawTerm) -> bool:
@@ -330,7 +353,7 @@ class RuleCompiler:
             return 10.0 ** len(unknown) * (DEMAND_WAIT_FACTOR if waiting else 1.0)
         pattern = _analyse_pattern(args, {name: name for name in bound})
         spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])
-        return self.estimate(relation_key(atom), spec)
+        return self.estimate(relation_key(atom), spec, _constant_keys(args, bound))
 
     def _generate(self, rule: FlatRule, delta_position: int | None) -> Callable:
         order = self._plan(rule, delta_position)

@@ -495,9 +495,12 @@ class Interpreter:
                     roles.append(role)
         return roles
 
-    def _estimate(self, key: RelationKey, spec: IndexSpec | None) -> float:
+    def _estimate(
+        self, key: RelationKey, spec: IndexSpec | None, constants: tuple | None = None
+    ) -> float:
         """Expected matches of a literal: measured for static relations and for
-        ``true`` (on the initial state), guessed for the rest."""
+        ``true`` (on the initial state), guessed for the rest. ``constants``: the values
+        of the literal's keys when they are all constants."""
         if key == DOES_KEY:
             return 1.0
         if key == TRUE_KEY:
@@ -520,8 +523,10 @@ class Interpreter:
         if isinstance(index, list):
             return float(len(index))
         # the facts that match the literal's structure, per value of its keys
-        assert isinstance(index, dict)
-        return sum(map(len, index.values())) / max(1, len(index))
+        if constants is not None:  # the facts under these very values (at least one)
+            bucket = index.get(constants[0] if len(constants) == 1 else constants)  # type: ignore[attr-defined]
+            return max(1.0, float(len(bucket or ())))
+        return len(relation.facts) / max(1, len(index))  # type: ignore[arg-type]
 
     def _rules_of(self, component: Component) -> list[CompiledRule]:
         compiled = self._compiled.get(component.index)
