@@ -154,6 +154,10 @@ def _analyse_pattern(args: tuple, bound: dict[str, str]) -> _Pattern:
     return pattern
 
 
+WHOLE_ARGS: RawTerm = ("",)
+"""Marks an argument tuple among the terms a rule knows (no term has an empty functor)."""
+
+
 def term_expression(
     term: RawTerm, bound: dict[str, str], known: dict[RawTerm, str] | None = None
 ) -> str:
@@ -176,7 +180,7 @@ def args_expression(
     """A Python expression building an argument tuple (``known`` as for
     :func:`term_expression`; an argument tuple equal to a matched fact's is that fact)."""
     if known:
-        found = known.get(("$args", *args))
+        found = known.get((WHOLE_ARGS, *args))
         if found is not None:
             return found
     return "(" + "".join(term_expression(arg, bound, known) + ", " for arg in args) + ")"
@@ -185,7 +189,7 @@ def args_expression(
 def _note_matched(args: tuple, fact: str, known: dict[RawTerm, str]) -> None:
     """Remember that ``fact`` matched ``args``: its parts equal the compounds of ``args``
     (under the bindings made so far), so later terms built of them can reuse them."""
-    known.setdefault(("$args", *args), fact)
+    known.setdefault((WHOLE_ARGS, *args), fact)
 
     def walk(term: RawTerm, path: Path) -> None:
         if isinstance(term, tuple):
