@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from server.gdl.interpreter import Interpreter
 from server.gdl.interpreter.codegen import Relation, RuleCompiler
-from server.gdl.interpreter.engine import TRUE_KEY, true_heads
+from server.gdl.interpreter.engine import NEXT_KEY, TRUE_KEY, move_rule_heads, true_heads
 from server.gdl.interpreter.program import FlatRule, analyse, relation_key
 from server.gdl.parser import parse_gdl
 from server.gdl.state import State
@@ -96,6 +96,26 @@ def test_a_playout_with_sharing_answers_as_without() -> None:
         current = following
     assert engine.is_terminal(current) and plain.is_terminal(current)
     assert engine.goal_values(current, "walker") == plain.goal_values(current, "walker")
+
+
+def test_frame_rules_take_their_facts_from_an_earlier_state_with_the_same_fluents() -> None:
+    engine, _ = components_of(MAZE)
+    next_component = engine.program.component_of[NEXT_KEY]
+    rules = engine.program.components[next_component].rules
+    heads = move_rule_heads(engine.program)
+    by_head = {str(rules[number].head): found for (_, number), found in heads.items()}
+    assert by_head == {"('next', ('wall', '?x'))": ("wall",), "('next', ('step', '?n'))": ("step",)}
+    first = state(("at", "1"), ("wall", "2"), ("step", "0"))
+    moved = state(("at", "3"), ("wall", "2"), ("step", "1"))
+    assert engine.next_state(first, [("go", "3")]) == state(
+        ("at", "3"), ("wall", "2"), ("step", "1")
+    )
+    assert engine.next_state(moved, ["stay"]) == state(("at", "3"), ("wall", "2"), ("step", "2"))
+    wall_rule = next(rule for rule in heads if "wall" in str(rules[rule[1]].head))
+    assert engine._rule_counts[wall_rule] == [2, 1]  # the second state took the first's
+    walled = state(("at", "1"), ("wall", "3"), ("step", "0"))
+    assert engine.next_state(walled, ["stay"]) == state(("at", "1"), ("wall", "3"), ("step", "1"))
+    assert engine._rule_counts[wall_rule] == [3, 1]
 
 
 def test_a_rule_adds_the_matched_fact_itself_when_its_head_repeats_it() -> None:

@@ -81,12 +81,74 @@ def true_heads(program: Program) -> dict[int, tuple[str, ...]]:
     (every fact), and relations split by rule-level stratification (a later part adds
     to the relations of an earlier one).
     """
-    split = {
+    split = _split_keys(program)
+    heads = _state_heads(program)
+    shared: dict[int, tuple[str, ...]] = {}
+    for component in program.components:
+        needed = heads.get(component.index)
+        if (
+            needed is not None
+            and component.first_part
+            and not component.keys & split
+            and not component.keys <= {TRUE_KEY}
+        ):
+            shared[component.index] = tuple(sorted(needed))
+    return shared
+
+
+def move_rule_heads(program: Program) -> dict[tuple[int, int], tuple[str, ...]]:
+    """For each rule of a move component (by component and rule number) that depends on
+    no move: the heads of the ``true`` facts it depends on. Such a rule (a frame rule
+    ``(<= (next (cell ?x ?y)) (true (cell ?x ?y)))``) derives the same facts in two states
+    with the same facts of these heads, whatever the moves."""
+    split = _split_keys(program)
+    heads = _state_heads(program)
+    found: dict[tuple[int, int], tuple[str, ...]] = {}
+    for component in program.components:
+        if (
+            component.layer != "move"
+            or component.recursive
+            or not component.first_part
+            or component.keys & split
+        ):
+            continue
+        for number, rule in enumerate(component.rules):
+            needed: set[str] | None = set()
+            for literal in rule.body:
+                _, atom = literal_atom(literal)
+                if atom is None or needed is None:
+                    continue
+                key = relation_key(atom)
+                layer = program.layer_of.get(key, "static")
+                if key == TRUE_KEY:
+                    fluent = atom[1]
+                    if isinstance(fluent, str) and fluent.startswith("?"):
+                        needed = None
+                    else:
+                        needed.add(_fact_head(fluent))
+                elif layer == "move":
+                    needed = None
+                elif layer == "state":
+                    inherited = heads.get(program.component_of[key])
+                    needed = None if inherited is None else needed | inherited
+            if needed is not None:
+                found[(component.index, number)] = tuple(sorted(needed))
+    return found
+
+
+def _split_keys(program: Program) -> set[RelationKey]:
+    """Relations split by rule-level stratification."""
+    return {
         key
         for component in program.components
         if not component.first_part
         for key in component.keys
     }
+
+
+def _state_heads(program: Program) -> dict[int, frozenset[str] | None]:
+    """For each state component: the heads of the ``true`` facts it depends on, or None
+    when it asks ``(true ?x)``."""
     heads: dict[int, frozenset[str] | None] = {}
     for component in program.components:
         if component.layer != "state":
@@ -109,17 +171,7 @@ def true_heads(program: Program) -> dict[int, tuple[str, ...]]:
                 else:
                     found.add(_fact_head(fluent))
         heads[component.index] = None if found is None else frozenset(found)
-    shared: dict[int, tuple[str, ...]] = {}
-    for component in program.components:
-        needed = heads.get(component.index)
-        if (
-            needed is not None
-            and component.first_part
-            and not component.keys & split
-            and not component.keys <= {TRUE_KEY}
-        ):
-            shared[component.index] = tuple(sorted(needed))
-    return shared
+    return heads
 
 
 class _TooLarge(Exception):
@@ -449,6 +501,11 @@ class Interpreter:
         self._shared: dict[int, dict[tuple, dict[RelationKey, object]]] = {}
         """Per component: its relations by the facts of its heads (see :func:`true_heads`)."""
         self._share_counts: dict[int, list[int]] = {}
+        self._rule_heads = move_rule_heads(self.program)
+        self._move_shared = {index for index, _ in self._rule_heads}
+        self._rule_outputs: dict[tuple[int, int], dict[tuple, set]] = {}
+        """Per move rule that depends on no move: its facts by the facts of its heads."""
+        self._rule_counts: dict[tuple[int, int], list[int]] = {}
         """Per component: states asked and states that found the relations shared."""
         """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
         self._true_sample: Relation | None = None
@@ -639,6 +696,9 @@ class Interpreter:
         full._shared = {}
         full._share_counts = {}
         full._true_heads = dict(self._true_heads)
+        full._rule_heads = dict(self._rule_heads)
+        full._rule_outputs = {}
+        full._rule_counts = {}
         full._tried = set(self._tried)
         return full
 
@@ -736,6 +796,38 @@ class Interpreter:
         if len(entries) >= CACHED_STATES:
             entries.clear()
         entries[facts] = {key: context.db[key] for key in component.keys if key in context.db}
+
+    def _materialise_move(self, component: Component, db: dict, context: _StateContext) -> None:
+        """Compute a non-recursive move component; a rule that depends on no move takes
+        its facts from an earlier state with the same facts of its heads."""
+        relations = {key: Relation() for key in component.keys}
+        db.update(relations)
+        for number, compiled in enumerate(self._rules_of(component)):
+            target = relations[compiled.rule.head_key].facts
+            rule = (component.index, number)
+            heads = self._rule_heads.get(rule)
+            if heads is None:
+                compiled.naive(db, target.add)
+                continue
+            facts = context.facts_of(heads)
+            outputs = self._rule_outputs.setdefault(rule, {})
+            counts = self._rule_counts.setdefault(rule, [0, 0])
+            counts[0] += 1
+            found = outputs.get(facts)
+            if found is not None:
+                counts[1] += 1
+                target |= found
+                continue
+            produced: set = set()
+            compiled.naive(db, produced.add)
+            target |= produced
+            if counts[0] >= SHARE_TRIAL and counts[1] * SHARE_MIN_HIT_RATE < counts[0]:
+                del self._rule_heads[rule]  # seldom the same: not worth the keys
+                self._rule_outputs.pop(rule, None)
+                continue
+            if len(outputs) >= CACHED_STATES:
+                outputs.clear()
+            outputs[facts] = produced
 
     def _context(self, state: State) -> _StateContext:
         context = self._contexts.get(state)
@@ -842,7 +934,14 @@ class Interpreter:
         db[DOES_KEY] = Relation(set(zip(self.roles, raw, strict=True)))
         for component in self._plans[NEXT_KEY]:
             if component.layer == "move":
-                self._evaluate(component, db)
+                if (
+                    component.index in self._move_shared
+                    and not component.keys & self._demand
+                    and not self._may_be_on_demand(component)
+                ):
+                    self._materialise_move(component, db, context)
+                else:
+                    self._evaluate(component, db)
         following = db.get(NEXT_KEY)
         if not following:
             return State(())
