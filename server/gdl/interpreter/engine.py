@@ -580,10 +580,12 @@ class Interpreter:
         if isinstance(index, list):
             return float(len(index))
         # the facts that match the literal's structure, per value of its keys
-        if constants is not None:  # the facts under these very values (at least one)
+        average = len(relation.facts) / max(1, len(index))  # type: ignore[arg-type]
+        if constants is not None:  # the facts under these very values, when fewer (a
+            # value rare on the initial state may grow common: the average stays the bound)
             bucket = index.get(constants[0] if len(constants) == 1 else constants)  # type: ignore[attr-defined]
-            return max(1.0, float(len(bucket or ())))
-        return len(relation.facts) / max(1, len(index))  # type: ignore[arg-type]
+            return min(average, max(1.0, float(len(bucket or ()))))
+        return average
 
     def _rules_of(self, component: Component) -> list[CompiledRule]:
         compiled = self._compiled.get(component.index)
