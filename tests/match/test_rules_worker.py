@@ -60,15 +60,16 @@ DOUBLING = f"""
 
 
 def _slow_counting(steps: int, tokens: int) -> str:
-    """A game of exactly ``steps`` steps whose every step costs about ``tokens**4``."""
+    """A game of exactly ``steps`` steps whose every step costs about ``tokens**4`` (the
+    legal moves read the count, so that no two states share them)."""
     lines = ["(role p)", "(init (count 0))"]
     lines += [f"(init (tok t{i}))" for i in range(tokens)]
     lines += [f"(succ {n} {n + 1})" for n in range(steps)]
     lines += [
         "(<= (next (count ?y)) (true (count ?x)) (succ ?x ?y))",
         "(<= (next (tok ?t)) (true (tok ?t)))",
-        "(<= (legal p (m ?a)) (true (tok ?a)) (true (tok ?b)) (true (tok ?c)) (true (tok ?d))"
-        " (distinct ?b ?d) (distinct ?c ?a))",
+        "(<= (legal p (m ?a)) (true (count ?n)) (true (tok ?a)) (true (tok ?b)) (true (tok ?c))"
+        " (true (tok ?d)) (distinct ?b ?d) (distinct ?c ?a))",
         f"(<= terminal (true (count {steps})))",
         "(goal p 50)",
     ]

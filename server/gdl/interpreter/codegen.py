@@ -154,21 +154,56 @@ def _analyse_pattern(args: tuple, bound: dict[str, str]) -> _Pattern:
     return pattern
 
 
-def term_expression(term: RawTerm, bound: dict[str, str]) -> str:
-    """A Python expression building ``term`` from bound variables."""
+WHOLE_ARGS: RawTerm = ("",)
+"""Marks an argument tuple among the terms a rule knows (no term has an empty functor)."""
+
+
+def term_expression(
+    term: RawTerm, bound: dict[str, str], known: dict[RawTerm, str] | None = None
+) -> str:
+    """A Python expression building ``term`` from bound variables; a compound in
+    ``known`` (a part of a matched fact equal to it) is taken as it is, not rebuilt."""
     if isinstance(term, str):
         if term.startswith("?"):
             return bound[term]
         return repr(term)
-    return "(" + "".join(term_expression(part, bound) + ", " for part in term) + ")"
+    if known:
+        found = known.get(term)
+        if found is not None:
+            return found
+    return "(" + "".join(term_expression(part, bound, known) + ", " for part in term) + ")"
 
 
-def args_expression(args: tuple, bound: dict[str, str]) -> str:
-    """A Python expression building an argument tuple."""
-    return "(" + "".join(term_expression(arg, bound) + ", " for arg in args) + ")"
+def args_expression(
+    args: tuple, bound: dict[str, str], known: dict[RawTerm, str] | None = None
+) -> str:
+    """A Python expression building an argument tuple (``known`` as for
+    :func:`term_expression`; an argument tuple equal to a matched fact's is that fact)."""
+    if known:
+        found = known.get((WHOLE_ARGS, *args))
+        if found is not None:
+            return found
+    return "(" + "".join(term_expression(arg, bound, known) + ", " for arg in args) + ")"
 
 
-SizeEstimate = Callable[[RelationKey, IndexSpec | None], float]
+def _note_matched(args: tuple, fact: str, known: dict[RawTerm, str]) -> None:
+    """Remember that ``fact`` matched ``args``: its parts equal the compounds of ``args``
+    (under the bindings made so far), so later terms built of them can reuse them."""
+    known.setdefault((WHOLE_ARGS, *args), fact)
+
+    def walk(term: RawTerm, path: Path) -> None:
+        if isinstance(term, tuple):
+            known.setdefault(term, _access(fact, path))
+            for position, part in enumerate(term[1:], start=1):
+                walk(part, (*path, position))
+
+    for position, argument in enumerate(args):
+        walk(argument, (position,))
+
+
+SizeEstimate = Callable[[RelationKey, IndexSpec | None, tuple | None], float]
+"""Expected matches of a literal: its relation, index, and its keys' values when all
+are constants (else None)."""
 
 
 @dataclass(slots=True)
@@ -190,6 +225,27 @@ def _checks(fact: str, structure: list, keys: list) -> list[str]:
     ]
     checks += [f"{_access(fact, path)} == {value}" for path, value in keys]
     return checks
+
+
+def _constant_keys(args: tuple, bound: set[str]) -> tuple | None:
+    """The values :func:`_analyse_pattern` keys a literal on, in its order, when all are
+    constants (no variable bound before); else None."""
+    found: list[str] = []
+    for term in _walk_leaves(args):
+        if not term.startswith("?"):
+            found.append(term)
+        elif term in bound:
+            return None
+    return tuple(found) or None
+
+
+def _walk_leaves(args: tuple) -> Iterable[str]:
+    """The constants and variables of argument terms, depth first (functors left out)."""
+    for term in args:
+        if isinstance(term, str):
+            yield term
+        else:
+            yield from _walk_leaves(term[1:])
 
 
 def _is_positive_atom(literal: RawTerm) -> bool:
@@ -301,7 +357,7 @@ class RuleCompiler:
             return 10.0 ** len(unknown) * (DEMAND_WAIT_FACTOR if waiting else 1.0)
         pattern = _analyse_pattern(args, {name: name for name in bound})
         spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])
-        return self.estimate(relation_key(atom), spec)
+        return self.estimate(relation_key(atom), spec, _constant_keys(args, bound))
 
     def _generate(self, rule: FlatRule, delta_position: int | None) -> Callable:
         order = self._plan(rule, delta_position)
@@ -321,6 +377,7 @@ class RuleCompiler:
             prelude: list[str] = []
             lines: list[str] = []
             loops = 0
+            known: dict[RawTerm, str] = {}  # terms equal to parts of matched facts
 
             def emit(line: str) -> None:
                 lines.append("    " * (loops + 1) + line)
@@ -354,8 +411,8 @@ class RuleCompiler:
                 positive, atom = literal_atom(literal)
                 if atom is None:  # distinct, or not distinct
                     inner = literal if positive else literal[1]
-                    left = term_expression(inner[1], bound)
-                    right = term_expression(inner[2], bound)
+                    left = term_expression(inner[1], bound, known)
+                    right = term_expression(inner[2], bound, known)
                     guard(f"{left} {'!=' if positive else '=='} {right}")
                     continue
                 key = constant(relation_key(atom), "K")
@@ -368,7 +425,9 @@ class RuleCompiler:
                     )
                     values = (
                         "("
-                        + "".join(term_expression(args[index], bound) + ", " for index in given)
+                        + "".join(
+                            term_expression(args[index], bound, known) + ", " for index in given
+                        )
                         + ")"
                     )
                     lookup = f"{table}.lookup({given!r}, {values})"
@@ -396,16 +455,17 @@ class RuleCompiler:
                         guard(f"{_access(fact, path)} == {_access(fact, other_path)}")
                     for path, variable in pattern.binds:
                         emit(f"{new_variable(variable)} = {_access(fact, path)}")
+                    _note_matched(args, fact, known)
                     continue
                 if not positive:
                     facts = f"N{position}"
                     prelude.append(f"{facts} = db[{key}].facts")
-                    guard(f"{args_expression(args, bound)} not in {facts}")
+                    guard(f"{args_expression(args, bound, known)} not in {facts}")
                     continue
                 if variables_of(atom) <= set(bound) and position != delta_position:
                     facts = f"F{position}"
                     prelude.append(f"{facts} = db[{key}].facts")
-                    guard(f"{args_expression(args, bound)} in {facts}")
+                    guard(f"{args_expression(args, bound, known)} in {facts}")
                     continue
                 pattern = _analyse_pattern(args, bound)
                 fact = f"f{counters['fact']}"
@@ -438,6 +498,7 @@ class RuleCompiler:
                     guard(f"{_access(fact, path)} == {_access(fact, other_path)}")
                 for path, variable in pattern.binds:
                     emit(f"{new_variable(variable)} = {_access(fact, path)}")
+                _note_matched(args, fact, known)
             else:
                 unbound_head = sorted(variables_of(rule.head) - set(bound))
                 if unbound_head:
@@ -445,7 +506,7 @@ class RuleCompiler:
                         f"{rule.source.where}: unsafe rule {rule.source}: head variable(s) "
                         f"{', '.join(unbound_head)} not bound by a positive literal"
                     )
-                emit(f"add({args_expression(relation_args(rule.head), bound)})")
+                emit(f"add({args_expression(relation_args(rule.head), bound, known)})")
             body = ["    " + line for line in prelude] + lines
             functions.append(
                 f"def {name}({', '.join(params)}):\n" + "\n".join(body or ["    pass"])

@@ -61,6 +61,117 @@ TRIAL_CUT_NS = 250_000_000
 """A call with the full budget is cut once the full budget has taken TRIAL_CLEAR_FACTOR
 times the CPU time of the small one and this much more (compiling included)."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
+SHARE_TRIAL = 64
+"""States after which a state relation stops being shared between states when fewer
+than one in SHARE_MIN_HIT_RATE of them found it computed already."""
+SHARE_MIN_HIT_RATE = 4
+
+
+def _fact_head(fact: RawTerm) -> str:
+    """What a ``true`` fact is grouped by: a constant, or the functor of a compound."""
+    return fact[0] if fact.__class__ is tuple else fact  # type: ignore[return-value]
+
+
+def true_heads(program: Program) -> dict[int, tuple[str, ...]]:
+    """For each state component whose relations can be shared between states: the heads
+    of the ``true`` facts its relations depend on (through other components too).
+
+    Two states with the same facts of these heads give these relations the same facts,
+    so they are computed once for both. Left out: components that ask ``(true ?x)``
+    (every fact), and relations split by rule-level stratification (a later part adds
+    to the relations of an earlier one).
+    """
+    split = _split_keys(program)
+    heads = _state_heads(program)
+    shared: dict[int, tuple[str, ...]] = {}
+    for component in program.components:
+        needed = heads.get(component.index)
+        if (
+            needed is not None
+            and component.first_part
+            and not component.keys & split
+            and not component.keys <= {TRUE_KEY}
+        ):
+            shared[component.index] = tuple(sorted(needed))
+    return shared
+
+
+def move_rule_heads(program: Program) -> dict[tuple[int, int], tuple[str, ...]]:
+    """For each rule of a move component (by component and rule number) that depends on
+    no move: the heads of the ``true`` facts it depends on. Such a rule (a frame rule
+    ``(<= (next (cell ?x ?y)) (true (cell ?x ?y)))``) derives the same facts in two states
+    with the same facts of these heads, whatever the moves."""
+    split = _split_keys(program)
+    heads = _state_heads(program)
+    found: dict[tuple[int, int], tuple[str, ...]] = {}
+    for component in program.components:
+        if (
+            component.layer != "move"
+            or component.recursive
+            or not component.first_part
+            or component.keys & split
+        ):
+            continue
+        for number, rule in enumerate(component.rules):
+            needed: set[str] | None = set()
+            for literal in rule.body:
+                _, atom = literal_atom(literal)
+                if atom is None or needed is None:
+                    continue
+                key = relation_key(atom)
+                layer = program.layer_of.get(key, "static")
+                if key == TRUE_KEY:
+                    fluent = atom[1]
+                    if isinstance(fluent, str) and fluent.startswith("?"):
+                        needed = None
+                    else:
+                        needed.add(_fact_head(fluent))
+                elif layer == "move":
+                    needed = None
+                elif layer == "state":
+                    inherited = heads.get(program.component_of[key])
+                    needed = None if inherited is None else needed | inherited
+            if needed is not None:
+                found[(component.index, number)] = tuple(sorted(needed))
+    return found
+
+
+def _split_keys(program: Program) -> set[RelationKey]:
+    """Relations split by rule-level stratification."""
+    return {
+        key
+        for component in program.components
+        if not component.first_part
+        for key in component.keys
+    }
+
+
+def _state_heads(program: Program) -> dict[int, frozenset[str] | None]:
+    """For each state component: the heads of the ``true`` facts it depends on, or None
+    when it asks ``(true ?x)``."""
+    heads: dict[int, frozenset[str] | None] = {}
+    for component in program.components:
+        if component.layer != "state":
+            continue
+        found: set[str] | None = set()
+        for dependency in component.depends_on:
+            inherited = heads.get(dependency, frozenset())
+            if inherited is None or found is None:
+                found = None
+                break
+            found |= inherited
+        for rule in component.rules:
+            for literal in rule.body:
+                _, atom = literal_atom(literal)
+                if found is None or atom is None or relation_key(atom) != TRUE_KEY:
+                    continue
+                fluent = atom[1]
+                if isinstance(fluent, str) and fluent.startswith("?"):
+                    found = None
+                else:
+                    found.add(_fact_head(fluent))
+        heads[component.index] = None if found is None else frozenset(found)
+    return heads
 
 
 class _TooLarge(Exception):
@@ -201,13 +312,39 @@ class _Tabling:
 class _StateContext:
     """Relations computed for one state."""
 
-    __slots__ = ("db", "done", "legal", "legal_sets")
+    __slots__ = ("db", "done", "legal", "legal_sets", "facts", "by_head", "frozen")
 
-    def __init__(self, db: dict[RelationKey, Relation]) -> None:
+    def __init__(self, db: dict[RelationKey, Relation], facts: frozenset[RawTerm]) -> None:
         self.db = db
         self.done: set[int] = set()
         self.legal: dict[str, list[RawTerm]] | None = None
         self.legal_sets: dict[str, dict[RawTerm, RawTerm]] = {}
+        self.facts = facts
+        self.by_head: dict[RawTerm, list[RawTerm]] | None = None
+        self.frozen: dict[str, frozenset[RawTerm]] = {}
+
+    def facts_of(self, heads: tuple[str, ...]) -> tuple[frozenset[RawTerm], ...]:
+        """The state's facts of each head (a constant, or the functor of a compound)."""
+        by_head = self.by_head
+        if by_head is None:
+            groups: dict[RawTerm, list[RawTerm]] = {}
+            get = groups.get
+            for fact in self.facts:
+                head = fact[0] if fact.__class__ is tuple else fact
+                group = get(head)
+                if group is None:
+                    groups[head] = [fact]
+                else:
+                    group.append(fact)
+            by_head = self.by_head = groups
+        frozen = self.frozen
+        found = []
+        for head in heads:
+            facts = frozen.get(head)
+            if facts is None:
+                facts = frozen[head] = frozenset(by_head.get(head, ()))
+            found.append(facts)
+        return tuple(found)
 
 
 class _BudgetTrial:
@@ -356,6 +493,21 @@ class Interpreter:
         self._demand_compiled: dict[tuple, list] = {}
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
+        self._next_facts: dict[State, set] = {}
+        self._legal_groups: dict[int, tuple[Relation, dict, dict]] = {}
+        """Legal moves grouped by role and sorted, by the ``legal`` relation (by its id;
+        the relation is kept, so the id is not reused): states share relations."""
+        self._true_heads = true_heads(self.program)
+        self._shared: dict[int, dict[tuple, dict[RelationKey, object]]] = {}
+        """Per component: its relations by the facts of its heads (see :func:`true_heads`)."""
+        self._share_counts: dict[int, list[int]] = {}
+        self._rule_heads = move_rule_heads(self.program)
+        self._move_shared = {index for index, _ in self._rule_heads}
+        self._rule_outputs: dict[tuple[int, int], dict[tuple, set]] = {}
+        """Per move rule that depends on no move: its facts by the facts of its heads."""
+        self._rule_counts: dict[tuple[int, int], list[int]] = {}
+        """Per component: states asked and states that found the relations shared."""
+        """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
         self._true_sample: Relation | None = None
 
         for key in (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY):
@@ -400,9 +552,12 @@ class Interpreter:
                     roles.append(role)
         return roles
 
-    def _estimate(self, key: RelationKey, spec: IndexSpec | None) -> float:
+    def _estimate(
+        self, key: RelationKey, spec: IndexSpec | None, constants: tuple | None = None
+    ) -> float:
         """Expected matches of a literal: measured for static relations and for
-        ``true`` (on the initial state), guessed for the rest."""
+        ``true`` (on the initial state), guessed for the rest. ``constants``: the values
+        of the literal's keys when they are all constants."""
         if key == DOES_KEY:
             return 1.0
         if key == TRUE_KEY:
@@ -424,7 +579,13 @@ class Interpreter:
         index = relation.index(spec)
         if isinstance(index, list):
             return float(len(index))
-        return len(relation.facts) / max(1, len(index))  # type: ignore[arg-type]
+        # the facts that match the literal's structure, per value of its keys
+        average = len(relation.facts) / max(1, len(index))  # type: ignore[arg-type]
+        if constants is not None:  # the facts under these very values, when fewer (a
+            # value rare on the initial state may grow common: the average stays the bound)
+            bucket = index.get(constants[0] if len(constants) == 1 else constants)  # type: ignore[attr-defined]
+            return min(average, max(1.0, float(len(bucket or ()))))
+        return average
 
     def _rules_of(self, component: Component) -> list[CompiledRule]:
         compiled = self._compiled.get(component.index)
@@ -505,6 +666,7 @@ class Interpreter:
         self._demand_compiled.clear()
         # Cached states hold the relation materialised; rules now expect a table.
         self._contexts.clear()
+        self._shared.clear()
         self._install_tables(component, db)
         if (
             component.layer == "state"
@@ -531,6 +693,14 @@ class Interpreter:
         full._demand_compiled = {}
         full._compiler = RuleCompiler(full._estimate, full._demand.__contains__)
         full._contexts = OrderedDict()
+        full._next_facts = {}
+        full._legal_groups = {}
+        full._shared = {}
+        full._share_counts = {}
+        full._true_heads = dict(self._true_heads)
+        full._rule_heads = dict(self._rule_heads)
+        full._rule_outputs = {}
+        full._rule_counts = {}
         full._tried = set(self._tried)
         return full
 
@@ -550,6 +720,7 @@ class Interpreter:
             self._compiled = self._static_rules()
             self._demand_compiled.clear()
             self._contexts.clear()
+            self._shared.clear()
 
     def _users_of(self, keys: frozenset) -> set[int]:
         users: set[int] = set()
@@ -603,14 +774,74 @@ class Interpreter:
         for relation in relations.values():
             relation.invalidate()
 
+    def _evaluate_in_state(self, component: Component, context: _StateContext) -> None:
+        """Compute a state component, or take its relations from an earlier state with
+        the same facts of the heads it depends on."""
+        heads = self._true_heads.get(component.index)
+        if heads is None:
+            self._evaluate(component, context.db)
+            return
+        facts = context.facts_of(heads)
+        entries = self._shared.setdefault(component.index, {})
+        counts = self._share_counts.setdefault(component.index, [0, 0])
+        counts[0] += 1
+        found = entries.get(facts)
+        if found is not None:
+            counts[1] += 1
+            context.db.update(found)  # type: ignore[arg-type]
+            return
+        self._evaluate(component, context.db)
+        if counts[0] >= SHARE_TRIAL and counts[1] * SHARE_MIN_HIT_RATE < counts[0]:
+            del self._true_heads[component.index]  # seldom the same: not worth the keys
+            self._shared.pop(component.index, None)
+            return
+        if len(entries) >= CACHED_STATES:
+            entries.clear()
+        entries[facts] = {key: context.db[key] for key in component.keys if key in context.db}
+
+    def _materialise_move(self, component: Component, db: dict, context: _StateContext) -> None:
+        """Compute a non-recursive move component; a rule that depends on no move takes
+        its facts from an earlier state with the same facts of its heads."""
+        relations = {key: Relation() for key in component.keys}
+        db.update(relations)
+        for number, compiled in enumerate(self._rules_of(component)):
+            target = relations[compiled.rule.head_key].facts
+            rule = (component.index, number)
+            heads = self._rule_heads.get(rule)
+            if heads is None:
+                compiled.naive(db, target.add)
+                continue
+            facts = context.facts_of(heads)
+            outputs = self._rule_outputs.setdefault(rule, {})
+            counts = self._rule_counts.setdefault(rule, [0, 0])
+            counts[0] += 1
+            found = outputs.get(facts)
+            if found is not None:
+                counts[1] += 1
+                target |= found
+                continue
+            produced: set = set()
+            compiled.naive(db, produced.add)
+            target |= produced
+            if counts[0] >= SHARE_TRIAL and counts[1] * SHARE_MIN_HIT_RATE < counts[0]:
+                del self._rule_heads[rule]  # seldom the same: not worth the keys
+                self._rule_outputs.pop(rule, None)
+                continue
+            if len(outputs) >= CACHED_STATES:
+                outputs.clear()
+            outputs[facts] = produced
+
     def _context(self, state: State) -> _StateContext:
         context = self._contexts.get(state)
         if context is not None:
             self._contexts.move_to_end(state)
             return context
         db = dict(self._static)
-        db[TRUE_KEY] = Relation({(fact,) for fact in state.facts})
-        context = _StateContext(db)
+        true_facts = self._next_facts.pop(state, None)
+        if true_facts is None:
+            true_facts = {(fact,) for fact in state.facts}
+        db[TRUE_KEY] = Relation(true_facts)
+        context = _StateContext(db, state.facts)
         self._contexts[state] = context
         if len(self._contexts) > CACHED_STATES:
             self._contexts.popitem(last=False)
@@ -620,7 +851,7 @@ class Interpreter:
         context = self._context(state)
         for component in self._plans[key]:
             if component.layer == "state" and component.index not in context.done:
-                self._evaluate(component, context.db)
+                self._evaluate_in_state(component, context)
                 context.done.add(component.index)
         return context.db.get(key) or Relation()
 
@@ -632,15 +863,23 @@ class Interpreter:
     def _legal(self, state: State) -> _StateContext:
         context = self._context(state)
         if context.legal is None:
+            relation = self._derive(state, LEGAL_KEY)
+            known = self._legal_groups.get(id(relation))
+            if known is not None and known[0] is relation:  # shared with an earlier state
+                context.legal, context.legal_sets = known[1], known[2]
+                return context
             grouped: dict[str, list[RawTerm]] = {}
             raw: dict[str, dict[RawTerm, RawTerm]] = {}
-            for who, move in self._derive(state, LEGAL_KEY).facts:
+            for who, move in relation.facts:
                 grouped.setdefault(who, []).append(wrap(move))
                 raw.setdefault(who, {})[move] = move
             for moves in grouped.values():
                 moves.sort(key=sort_key)
             context.legal = grouped
             context.legal_sets = raw
+            if len(self._legal_groups) >= CACHED_STATES:
+                self._legal_groups.clear()
+            self._legal_groups[id(relation)] = (relation, grouped, raw)
         return context
 
     def legal_moves(self, state: State, role: str) -> list[RawTerm]:
@@ -675,22 +914,44 @@ class Interpreter:
         members = self._legal(state).legal_sets.get(role)
         return None if members is None else members.get(move)
 
+    @staticmethod
+    def _raw_move(context: _StateContext, role: str, move: RawTerm) -> RawTerm:
+        """A public term as plain values: the legal move it equals, if known."""
+        found = context.legal_sets.get(role, {}).get(move)
+        return unwrap(move) if found is None else found
+
     def _next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if len(moves) != len(self.roles):
             raise GdlError(f"expected {len(self.roles)} moves (one per role), got {len(moves)}")
         context = self._context(state)
         for component in self._plans[NEXT_KEY]:
             if component.layer == "state" and component.index not in context.done:
-                self._evaluate(component, context.db)
+                self._evaluate_in_state(component, context)
                 context.done.add(component.index)
         db = dict(context.db)
-        raw = [m if m.__class__ is str or m.__class__ is tuple else unwrap(m) for m in moves]
+        raw = [
+            m if m.__class__ is str or m.__class__ is tuple else self._raw_move(context, role, m)
+            for role, m in zip(self.roles, moves, strict=True)
+        ]
         db[DOES_KEY] = Relation(set(zip(self.roles, raw, strict=True)))
         for component in self._plans[NEXT_KEY]:
             if component.layer == "move":
-                self._evaluate(component, db)
+                if (
+                    component.index in self._move_shared
+                    and not component.keys & self._demand
+                    and not self._may_be_on_demand(component)
+                ):
+                    self._materialise_move(component, db, context)
+                else:
+                    self._evaluate(component, db)
         following = db.get(NEXT_KEY)
-        return State(args[0] for args in following.facts) if following else State(())
+        if not following:
+            return State(())
+        successor = State(args[0] for args in following.facts)
+        if len(self._next_facts) >= CACHED_STATES:
+            self._next_facts.clear()
+        self._next_facts[successor] = following.facts
+        return successor
 
     def _is_terminal(self, state: State) -> bool:
         return bool(self._derive(state, TERMINAL_KEY).facts)

@@ -1,0 +1,157 @@
+"""The interpreter's work per state: state relations shared between states that agree on
+the fluents they depend on, matched facts reused instead of rebuilt, and join estimates
+that count only the facts a literal can match.
+"""
+
+from __future__ import annotations
+
+from server.gdl.interpreter import Interpreter
+from server.gdl.interpreter.codegen import Relation, RuleCompiler
+from server.gdl.interpreter.engine import NEXT_KEY, TRUE_KEY, move_rule_heads, true_heads
+from server.gdl.interpreter.program import FlatRule, analyse, relation_key
+from server.gdl.parser import parse_gdl
+from server.gdl.state import State
+
+MAZE = """
+(role walker)
+(index 1) (index 2) (index 3)
+(init (at 1)) (init (wall 2)) (init (step 0))
+(succ 0 1) (succ 1 2) (succ 2 3)
+(<= (open ?x) (index ?x) (not (true (wall ?x))))
+(<= (reachable ?x) (open ?x))
+(<= (legal walker (go ?x)) (reachable ?x) (true (at ?y)) (distinct ?x ?y))
+(<= (legal walker stay) (true (at ?y)))
+(<= (next (at ?x)) (does walker (go ?x)))
+(<= (next (at ?y)) (does walker stay) (true (at ?y)))
+(<= (next (wall ?x)) (true (wall ?x)))
+(<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+(<= (anything ?x) (true ?x))
+(<= (seen ?x) (anything ?x))
+(<= terminal (true (step 3)))
+(<= (goal walker 100) (true (at 3)))
+(<= (goal walker 0) (not (true (at 3))))
+"""
+"""``open`` and ``reachable`` depend on the walls only; ``anything`` on every fluent."""
+
+
+def components_of(program_rules: str) -> tuple[Interpreter, dict[str, int]]:
+    engine = Interpreter(parse_gdl(program_rules))
+    program = engine.program
+    index_of = {
+        key if isinstance(key, str) else key[0]: index
+        for key, index in program.component_of.items()
+    }
+    return engine, index_of
+
+
+def state(*fluents: tuple[str, ...]) -> State:
+    return State(fluents)
+
+
+def test_state_relations_are_shared_by_the_heads_they_depend_on() -> None:
+    engine, index_of = components_of(MAZE)
+    heads = true_heads(engine.program)
+    assert heads[index_of["open"]] == ("wall",)
+    assert heads[index_of["reachable"]] == ("wall",)
+    assert heads[index_of["legal"]] == ("at", "wall")
+    assert index_of["anything"] not in heads  # (true ?x): every fluent
+    assert index_of["seen"] not in heads  # through ``anything``
+
+
+def test_states_with_the_same_walls_share_the_relation_and_others_do_not() -> None:
+    engine, _ = components_of(MAZE)
+    first = state(("at", "1"), ("wall", "2"), ("step", "0"))
+    moved = state(("at", "3"), ("wall", "2"), ("step", "1"))
+    walled = state(("at", "1"), ("wall", "3"), ("step", "0"))
+    assert engine.legal_moves(first, "walker") == ["stay", ("go", "3")]
+    assert engine.legal_moves(moved, "walker") == ["stay", ("go", "1")]
+    assert engine.legal_moves(walled, "walker") == ["stay", ("go", "2")]
+    reachable = ("reachable", 1)
+    relation = engine._contexts[first].db[reachable]
+    assert engine._contexts[moved].db[reachable] is relation
+    assert engine._contexts[walled].db[reachable] is not relation
+    assert relation.facts == {("1",), ("3",)}  # type: ignore[union-attr]
+    assert engine._contexts[walled].db[reachable].facts == {("1",), ("2",)}  # type: ignore[union-attr]
+
+
+def test_sharing_stops_where_states_seldom_agree() -> None:
+    engine, index_of = components_of(MAZE)
+    for number in range(80):
+        engine.legal_moves(state(("at", "1"), ("wall", str(number)), ("step", "0")), "walker")
+    assert index_of["reachable"] not in engine._true_heads
+    assert index_of["reachable"] not in engine._shared
+    later = state(("at", "1"), ("wall", "3"), ("step", "0"))
+    assert engine.legal_moves(later, "walker") == ["stay", ("go", "2")]
+
+
+def test_a_playout_with_sharing_answers_as_without() -> None:
+    engine, _ = components_of(MAZE)
+    plain, _ = components_of(MAZE)
+    plain._true_heads.clear()
+    current = engine.initial_state()
+    for move in [("go", "3"), "stay", ("go", "1")]:
+        assert engine.legal_moves(current, "walker") == plain.legal_moves(current, "walker")
+        following = engine.next_state(current, [move])
+        assert following == plain.next_state(current, [move])
+        current = following
+    assert engine.is_terminal(current) and plain.is_terminal(current)
+    assert engine.goal_values(current, "walker") == plain.goal_values(current, "walker")
+
+
+def test_frame_rules_take_their_facts_from_an_earlier_state_with_the_same_fluents() -> None:
+    engine, _ = components_of(MAZE)
+    next_component = engine.program.component_of[NEXT_KEY]
+    rules = engine.program.components[next_component].rules
+    heads = move_rule_heads(engine.program)
+    by_head = {str(rules[number].head): found for (_, number), found in heads.items()}
+    assert by_head == {"('next', ('wall', '?x'))": ("wall",), "('next', ('step', '?n'))": ("step",)}
+    first = state(("at", "1"), ("wall", "2"), ("step", "0"))
+    moved = state(("at", "3"), ("wall", "2"), ("step", "1"))
+    assert engine.next_state(first, [("go", "3")]) == state(
+        ("at", "3"), ("wall", "2"), ("step", "1")
+    )
+    assert engine.next_state(moved, ["stay"]) == state(("at", "3"), ("wall", "2"), ("step", "2"))
+    wall_rule = next(rule for rule in heads if "wall" in str(rules[rule[1]].head))
+    assert engine._rule_counts[wall_rule] == [2, 1]  # the second state took the first's
+    walled = state(("at", "1"), ("wall", "3"), ("step", "0"))
+    assert engine.next_state(walled, ["stay"]) == state(("at", "1"), ("wall", "3"), ("step", "1"))
+    assert engine._rule_counts[wall_rule] == [3, 1]
+
+
+def test_a_rule_adds_the_matched_fact_itself_when_its_head_repeats_it() -> None:
+    rules = analyse(
+        parse_gdl(
+            "(<= (next (cell ?x ?y)) (true (cell ?x ?y)))"
+            "(<= (pair ?x ?y) (both ?x ?y))"
+            "(<= (mark ?x (cell ?x ?y)) (true (cell ?x ?y)))"
+        )
+    ).rules
+    compiler = RuleCompiler(lambda key, spec, constants: 1.0)
+    cell = ("cell", "1", "2")
+    fact = (cell,)
+    both = ("1", "2")
+    db = {TRUE_KEY: Relation({fact}), ("both", 2): Relation({both})}
+    for rule, expected in zip(rules, [fact, both, None], strict=True):
+        added: list[tuple] = []
+        compiler.compile(rule, frozenset()).naive(db, added.append)
+        assert len(added) == 1
+        if expected is not None:
+            assert added[0] is expected  # the fact itself, not an equal copy
+        else:
+            assert added[0] == ("1", cell) and added[0][1] is cell
+
+
+def test_the_estimate_of_a_true_literal_counts_only_the_facts_it_can_match() -> None:
+    cells = " ".join(f"(init (cell {i}))" for i in range(30))
+    engine = Interpreter(
+        parse_gdl(
+            f"(role a) (role b) {cells} (init (location a 1)) (init (location b 2))"
+            "(<= (legal ?r wait) (role ?r)) (<= terminal (true (location a 3)))"
+        )
+    )
+    rule = FlatRule(("near", "?x"), (("true", ("location", "a", "?x")),), None)  # type: ignore[arg-type]
+    compiler = engine._compiler
+    atom = rule.body[0]
+    assert relation_key(atom) == TRUE_KEY
+    # two location facts under two keys: one each (not 32 facts over 2 keys)
+    assert compiler._cost(atom, set()) == 1.0
