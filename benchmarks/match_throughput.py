@@ -4,9 +4,10 @@ Starts two random-player processes (one per role; each takes any number of match
 at once): the bundled random player (``--players bundled``, the default: aiohttp and the
 player agent) or the light players of ``support/fast_players.py`` (``--players fast``,
 which answer with a fraction of the CPU, so that less of the two cores goes to the
-players and the server's figure is less inflated by sharing them), then runs ``--matches`` matches of ``--game`` with at most
-``--concurrency`` at a time, first writing their logs, then without logs (or only
-without, with ``--no-logs``), and prints one row per mode:
+players and the server's figure is less inflated by sharing them).  Then runs
+``--matches`` matches of ``--game`` with at most ``--concurrency`` at a time, first
+writing their logs, then without logs (or only without, with ``--no-logs``), and prints
+one row per mode:
 
 - steps per second and wall time per step over the whole run (all matches together);
 - the server's CPU time per step: CPU time of this process only (rules, move checking,

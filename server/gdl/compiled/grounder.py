@@ -1,8 +1,8 @@
 """Ground a GDL game with clingo: every rule instantiated over every reachable state.
 
 The result is a propositional program: numbered atoms, those of the GDL keyword
-relations named by their sentence, and rules ``head :- body`` whose body literals are atom numbers (negative
-for ``not``). Facts that clingo proved are reported separately; clingo has already
+relations named by their sentence, and rules ``head :- body`` whose body literals are
+atom numbers (negative for ``not``). Facts that clingo proved are reported separately; clingo has already
 folded them out of the rule bodies.
 """
 

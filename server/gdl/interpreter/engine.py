@@ -494,6 +494,7 @@ class Interpreter:
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
         self._next_facts: dict[State, set] = {}
+        """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
         self._legal_groups: dict[int, tuple[Relation, dict, dict]] = {}
         """Legal moves grouped by role and sorted, by the ``legal`` relation (by its id;
         the relation is kept, so the id is not reused): states share relations."""
@@ -501,13 +502,13 @@ class Interpreter:
         self._shared: dict[int, dict[tuple, dict[RelationKey, object]]] = {}
         """Per component: its relations by the facts of its heads (see :func:`true_heads`)."""
         self._share_counts: dict[int, list[int]] = {}
+        """Per component: states asked and states that found the relations shared."""
         self._rule_heads = move_rule_heads(self.program)
         self._move_shared = {index for index, _ in self._rule_heads}
         self._rule_outputs: dict[tuple[int, int], dict[tuple, set]] = {}
         """Per move rule that depends on no move: its facts by the facts of its heads."""
         self._rule_counts: dict[tuple[int, int], list[int]] = {}
-        """Per component: states asked and states that found the relations shared."""
-        """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
+        """Per such rule: states asked and states that found its facts shared."""
         self._true_sample: Relation | None = None
 
         for key in (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY):
