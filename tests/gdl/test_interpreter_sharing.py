@@ -155,3 +155,21 @@ def test_the_estimate_of_a_true_literal_counts_only_the_facts_it_can_match() -> 
     assert relation_key(atom) == TRUE_KEY
     # two location facts under two keys: one each (not 32 facts over 2 keys)
     assert compiler._cost(atom, set()) == 1.0
+
+
+def test_legal_moves_keep_their_public_terms_and_order_from_state_to_state() -> None:
+    """A move legal in two states with different legal moves is the same public term in
+    both (built once), and the moves come in the order of ``sort_key`` as before."""
+    from server.gdl.terms import sort_key
+
+    engine = Interpreter(parse_gdl(MAZE))
+    first = engine.initial_state()
+    second = engine.next_state(first, [("go", "3")])
+    moves_first = engine.legal_moves(first, "walker")
+    moves_second = engine.legal_moves(second, "walker")
+    assert moves_first != moves_second  # not one legal relation shared by both states
+    assert moves_first == sorted(moves_first, key=sort_key)
+    assert moves_second == sorted(moves_second, key=sort_key)
+    common = [move for move in moves_first if move in moves_second]
+    assert common == ["stay"]
+    assert all(any(move is other for other in moves_second) for move in common)

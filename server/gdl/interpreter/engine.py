@@ -8,6 +8,7 @@ states); ``next`` and what depends on ``does`` once per joint move.
 from __future__ import annotations
 
 import copy
+import operator
 import signal
 import threading
 import time
@@ -39,6 +40,8 @@ ROLE_KEY: RelationKey = ("role", 1)
 TERMINAL_KEY: RelationKey = "terminal"
 DYNAMIC_GUESS = 64.0
 CACHED_STATES = 32
+MOVE_CACHE = 100_000
+"""Moves whose public term and sort key are kept for the next state that has them."""
 MATERIALISE_BUDGET = 30_000
 """Facts a relation may reach before it is computed on demand instead."""
 STATE_MATERIALISE_BUDGET = 300
@@ -65,6 +68,9 @@ SHARE_TRIAL = 64
 """States after which a state relation stops being shared between states when fewer
 than one in SHARE_MIN_HIT_RATE of them found it computed already."""
 SHARE_MIN_HIT_RATE = 4
+
+
+_first = operator.itemgetter(0)
 
 
 def _fact_head(fact: RawTerm) -> str:
@@ -494,6 +500,9 @@ class Interpreter:
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
         self._next_facts: dict[State, set] = {}
+        self._moves: dict[RawTerm, tuple[tuple, RawTerm]] = {}
+        """Per legal move seen: its sort key and its public term (legal moves recur from
+        state to state; building both anew took half the public API's time on some games)."""
         """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
         self._legal_groups: dict[int, tuple[Relation, dict, dict]] = {}
         """Legal moves grouped by role and sorted, by the ``legal`` relation (by its id;
@@ -869,13 +878,21 @@ class Interpreter:
             if known is not None and known[0] is relation:  # shared with an earlier state
                 context.legal, context.legal_sets = known[1], known[2]
                 return context
-            grouped: dict[str, list[RawTerm]] = {}
+            keyed: dict[str, list[tuple[tuple, RawTerm]]] = {}
             raw: dict[str, dict[RawTerm, RawTerm]] = {}
+            cache = self._moves
             for who, move in relation.facts:
-                grouped.setdefault(who, []).append(wrap(move))
+                known_move = cache.get(move)
+                if known_move is None:
+                    if len(cache) >= MOVE_CACHE:
+                        cache.clear()
+                    known_move = cache[move] = (sort_key(move), wrap(move))
+                keyed.setdefault(who, []).append(known_move)
                 raw.setdefault(who, {})[move] = move
-            for moves in grouped.values():
-                moves.sort(key=sort_key)
+            grouped: dict[str, list[RawTerm]] = {}
+            for who, entries in keyed.items():
+                entries.sort(key=_first)
+                grouped[who] = [term for _, term in entries]
             context.legal = grouped
             context.legal_sets = raw
             if len(self._legal_groups) >= CACHED_STATES:
