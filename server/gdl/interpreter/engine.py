@@ -500,10 +500,10 @@ class Interpreter:
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
         self._next_facts: dict[State, set] = {}
+        """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
         self._moves: dict[RawTerm, tuple[tuple, RawTerm]] = {}
         """Per legal move seen: its sort key and its public term (legal moves recur from
         state to state; building both anew took half the public API's time on some games)."""
-        """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
         self._legal_groups: dict[int, tuple[Relation, dict, dict]] = {}
         """Legal moves grouped by role and sorted, by the ``legal`` relation (by its id;
         the relation is kept, so the id is not reused): states share relations."""
