@@ -78,8 +78,8 @@ def test_sharing_stops_where_states_seldom_agree() -> None:
     engine, index_of = components_of(MAZE)
     for number in range(80):
         engine.legal_moves(state(("at", "1"), ("wall", str(number)), ("step", "0")), "walker")
-    assert index_of["reachable"] not in engine._true_heads
-    assert index_of["reachable"] not in engine._shared
+    assert index_of["reachable"] not in engine._state_sharing.heads
+    assert index_of["reachable"] not in engine._state_sharing.results
     later = state(("at", "1"), ("wall", "3"), ("step", "0"))
     assert engine.legal_moves(later, "walker") == ["stay", ("go", "2")]
 
@@ -87,7 +87,7 @@ def test_sharing_stops_where_states_seldom_agree() -> None:
 def test_a_playout_with_sharing_answers_as_without() -> None:
     engine, _ = components_of(MAZE)
     plain, _ = components_of(MAZE)
-    plain._true_heads.clear()
+    plain._state_sharing.heads.clear()
     current = engine.initial_state()
     for move in [("go", "3"), "stay", ("go", "1")]:
         assert engine.legal_moves(current, "walker") == plain.legal_moves(current, "walker")
@@ -112,10 +112,10 @@ def test_frame_rules_take_their_facts_from_an_earlier_state_with_the_same_fluent
     )
     assert engine.next_state(moved, ["stay"]) == state(("at", "3"), ("wall", "2"), ("step", "2"))
     wall_rule = next(rule for rule in heads if "wall" in str(rules[rule[1]].head))
-    assert engine._rule_counts[wall_rule] == [2, 1]  # the second state took the first's
+    assert engine._rule_sharing.counts[wall_rule] == [2, 1]  # the second state took the first's
     walled = state(("at", "1"), ("wall", "3"), ("step", "0"))
     assert engine.next_state(walled, ["stay"]) == state(("at", "1"), ("wall", "3"), ("step", "1"))
-    assert engine._rule_counts[wall_rule] == [3, 1]
+    assert engine._rule_sharing.counts[wall_rule] == [3, 1]
 
 
 def test_a_rule_adds_the_matched_fact_itself_when_its_head_repeats_it() -> None:

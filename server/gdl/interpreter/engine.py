@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..errors import GdlError
 from ..parser import Rule
@@ -178,6 +179,45 @@ def _state_heads(program: Program) -> dict[int, frozenset[str] | None]:
                     found.add(_fact_head(fluent))
         heads[component.index] = None if found is None else frozenset(found)
     return heads
+
+
+class _Sharing:
+    """Results of work that later states repeat: kept by the facts of the ``true`` heads
+    the work depends on, per key (a component, or a rule), and given to any state with
+    the same facts of those heads. A key whose results are seldom found again (by fewer
+    than one in SHARE_MIN_HIT_RATE of its first SHARE_TRIAL states) stops being shared."""
+
+    def __init__(self, heads: dict[Any, tuple[str, ...]]) -> None:
+        self.heads = heads
+        """Per key still shared: the heads of the ``true`` facts its work depends on."""
+        self.results: dict[Any, dict[tuple, Any]] = {}
+        self.counts: dict[Any, list[int]] = {}
+        """Per key: states asked, and states that found the result kept."""
+
+    def fresh(self) -> _Sharing:
+        """The same keys, with nothing kept or counted yet."""
+        return _Sharing(dict(self.heads))
+
+    def find(self, key: Any, facts: tuple) -> Any:
+        """The result kept for ``facts`` (the state's facts of the key's heads), or None."""
+        counts = self.counts.setdefault(key, [0, 0])
+        counts[0] += 1
+        found = self.results.get(key, {}).get(facts)
+        if found is not None:
+            counts[1] += 1
+        return found
+
+    def keep(self, key: Any, facts: tuple, result: Any) -> None:
+        """Keep ``result`` for ``facts``, unless the key is not worth sharing any more."""
+        asked, found = self.counts[key]
+        if asked >= SHARE_TRIAL and found * SHARE_MIN_HIT_RATE < asked:
+            del self.heads[key]  # seldom the same: not worth the keys
+            self.results.pop(key, None)
+            return
+        entries = self.results.setdefault(key, {})
+        if len(entries) >= CACHED_STATES:
+            entries.clear()
+        entries[facts] = result
 
 
 class _TooLarge(Exception):
@@ -507,17 +547,11 @@ class Interpreter:
         self._legal_groups: dict[int, tuple[Relation, dict, dict]] = {}
         """Legal moves grouped by role and sorted, by the ``legal`` relation (by its id;
         the relation is kept, so the id is not reused): states share relations."""
-        self._true_heads = true_heads(self.program)
-        self._shared: dict[int, dict[tuple, dict[RelationKey, object]]] = {}
-        """Per component: its relations by the facts of its heads (see :func:`true_heads`)."""
-        self._share_counts: dict[int, list[int]] = {}
-        """Per component: states asked and states that found the relations shared."""
-        self._rule_heads = move_rule_heads(self.program)
-        self._move_shared = {index for index, _ in self._rule_heads}
-        self._rule_outputs: dict[tuple[int, int], dict[tuple, set]] = {}
-        """Per move rule that depends on no move: its facts by the facts of its heads."""
-        self._rule_counts: dict[tuple[int, int], list[int]] = {}
-        """Per such rule: states asked and states that found its facts shared."""
+        self._state_sharing = _Sharing(true_heads(self.program))
+        """State components' relations, by component (see :func:`true_heads`)."""
+        self._rule_sharing = _Sharing(move_rule_heads(self.program))
+        """The facts of move rules that depend on no move, by (component, rule number)."""
+        self._move_shared = {index for index, _ in self._rule_sharing.heads}
         self._true_sample: Relation | None = None
 
         for key in (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY):
@@ -676,7 +710,7 @@ class Interpreter:
         self._demand_compiled.clear()
         # Cached states hold the relation materialised; rules now expect a table.
         self._contexts.clear()
-        self._shared.clear()
+        self._state_sharing.results.clear()
         self._install_tables(component, db)
         if (
             component.layer == "state"
@@ -705,12 +739,8 @@ class Interpreter:
         full._contexts = OrderedDict()
         full._next_facts = {}
         full._legal_groups = {}
-        full._shared = {}
-        full._share_counts = {}
-        full._true_heads = dict(self._true_heads)
-        full._rule_heads = dict(self._rule_heads)
-        full._rule_outputs = {}
-        full._rule_counts = {}
+        full._state_sharing = self._state_sharing.fresh()
+        full._rule_sharing = self._rule_sharing.fresh()
         full._tried = set(self._tried)
         return full
 
@@ -730,7 +760,7 @@ class Interpreter:
             self._compiled = self._static_rules()
             self._demand_compiled.clear()
             self._contexts.clear()
-            self._shared.clear()
+            self._state_sharing.results.clear()
 
     def _users_of(self, keys: frozenset) -> set[int]:
         users: set[int] = set()
@@ -787,59 +817,42 @@ class Interpreter:
     def _evaluate_in_state(self, component: Component, context: _StateContext) -> None:
         """Compute a state component, or take its relations from an earlier state with
         the same facts of the heads it depends on."""
-        heads = self._true_heads.get(component.index)
+        sharing = self._state_sharing
+        heads = sharing.heads.get(component.index)
         if heads is None:
             self._evaluate(component, context.db)
             return
         facts = context.facts_of(heads)
-        entries = self._shared.setdefault(component.index, {})
-        counts = self._share_counts.setdefault(component.index, [0, 0])
-        counts[0] += 1
-        found = entries.get(facts)
+        found = sharing.find(component.index, facts)
         if found is not None:
-            counts[1] += 1
-            context.db.update(found)  # type: ignore[arg-type]
+            context.db.update(found)
             return
         self._evaluate(component, context.db)
-        if counts[0] >= SHARE_TRIAL and counts[1] * SHARE_MIN_HIT_RATE < counts[0]:
-            del self._true_heads[component.index]  # seldom the same: not worth the keys
-            self._shared.pop(component.index, None)
-            return
-        if len(entries) >= CACHED_STATES:
-            entries.clear()
-        entries[facts] = {key: context.db[key] for key in component.keys if key in context.db}
+        relations = {key: context.db[key] for key in component.keys if key in context.db}
+        sharing.keep(component.index, facts, relations)
 
     def _materialise_move(self, component: Component, db: dict, context: _StateContext) -> None:
         """Compute a non-recursive move component; a rule that depends on no move takes
         its facts from an earlier state with the same facts of its heads."""
+        sharing = self._rule_sharing
         relations = {key: Relation() for key in component.keys}
         db.update(relations)
         for number, compiled in enumerate(self._rules_of(component)):
             target = relations[compiled.rule.head_key].facts
             rule = (component.index, number)
-            heads = self._rule_heads.get(rule)
+            heads = sharing.heads.get(rule)
             if heads is None:
                 compiled.naive(db, target.add)
                 continue
             facts = context.facts_of(heads)
-            outputs = self._rule_outputs.setdefault(rule, {})
-            counts = self._rule_counts.setdefault(rule, [0, 0])
-            counts[0] += 1
-            found = outputs.get(facts)
+            found = sharing.find(rule, facts)
             if found is not None:
-                counts[1] += 1
                 target |= found
                 continue
             produced: set = set()
             compiled.naive(db, produced.add)
             target |= produced
-            if counts[0] >= SHARE_TRIAL and counts[1] * SHARE_MIN_HIT_RATE < counts[0]:
-                del self._rule_heads[rule]  # seldom the same: not worth the keys
-                self._rule_outputs.pop(rule, None)
-                continue
-            if len(outputs) >= CACHED_STATES:
-                outputs.clear()
-            outputs[facts] = produced
+            sharing.keep(rule, facts, produced)
 
     def _context(self, state: State) -> _StateContext:
         context = self._contexts.get(state)
