@@ -18,12 +18,12 @@ import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, event, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import ARRAY, Text, bindparam, event, func, insert, literal, select, update
+from sqlalchemy.exc import DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from . import migrate
-from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed
+from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
 from .records import (
     GameRecord,
     GameVersion,
@@ -82,6 +82,50 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+IDLE_PING_SECONDS = 1.0
+"""A pooled connection idle for longer is tested before use (a busy one is not)."""
+
+
+def _ping_idle_connections(engine: Any) -> None:
+    """Test a pooled connection before use when it has been idle for a while.
+
+    SQLAlchemy's ``pool_pre_ping`` costs a round trip on every checkout, about one per
+    transaction; a connection handed back a moment ago is alive, so only one idle for over
+    :data:`IDLE_PING_SECONDS` (long enough for a database restart to have closed it) is
+    pinged.  A dead one is replaced by a fresh connection before the caller sees it.
+    """
+    pool = engine.pool
+    dialect = engine.dialect
+
+    @event.listens_for(pool, "connect")
+    def fresh(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = None
+
+    @event.listens_for(pool, "checkin")
+    def returned(_dbapi_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(pool, "checkout")
+    def check(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("idle_since")
+        if since is None or time.monotonic() - since < IDLE_PING_SECONDS:
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            raise DisconnectionError(f"an idle connection is gone: {error}") from error
+
+
+def _notify_each(channel: str, payloads: list[str]) -> Any:
+    """One statement that sends every payload on ``channel`` (``pg_notify`` over an array)."""
+    rows = (
+        func.unnest(literal(payloads, ARRAY(Text)))
+        .table_valued("payload")
+        .render_derived(name="batch")
+    )
+    return select(func.pg_notify(channel, rows.c.payload)).select_from(rows)
+
+
 class Store:
     """An open database of the service; call :meth:`open` first and :meth:`close` at the end."""
 
@@ -90,9 +134,11 @@ class Store:
         self.driver_url = async_url(url)
         self.is_sqlite = self.driver_url.startswith("sqlite")
         self._engine: AsyncEngine | None = None
+        self._read_engine: AsyncEngine | None = None
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
         self._pending_steps: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self._pending_headers: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._pending_notices: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self._step_writer: asyncio.Task[None] | None = None
 
     # -- life cycle ------------------------------------------------------------------
@@ -110,11 +156,19 @@ class Store:
             # opened (a thread started, the pragmas run) and closed again under load
             options.update(pool_size=4, max_overflow=0)
         else:
-            options.update(pool_size=10, max_overflow=20, pool_pre_ping=True)
+            options.update(pool_size=10, max_overflow=20)
         engine = create_async_engine(self.driver_url, **options)
         if self.is_sqlite:
             event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        else:
+            _ping_idle_connections(engine.sync_engine)
         self._engine = engine
+        # On PostgreSQL a read runs outside any transaction: under READ COMMITTED each
+        # statement sees its own snapshot either way, and BEGIN and ROLLBACK would cost
+        # two more round trips.  SQLite begins no transaction for a read.
+        self._read_engine = (
+            engine if self.is_sqlite else engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
         try:
             if upgrade:
                 await self.upgrade()
@@ -132,7 +186,7 @@ class Store:
     async def close(self) -> None:
         """Release every connection; the store can be opened again."""
         if self._engine is not None:
-            engine, self._engine = self._engine, None
+            engine, self._engine, self._read_engine = self._engine, None, None
             await engine.dispose()
 
     @property
@@ -170,7 +224,10 @@ class Store:
 
     @contextlib.asynccontextmanager
     async def _reading(self) -> AsyncIterator[AsyncConnection]:
-        async with self.engine.connect() as connection:
+        """One connection for reads (on PostgreSQL in autocommit: no BEGIN, no ROLLBACK)."""
+        if self._read_engine is None:
+            raise StoreClosed("the store is not open")
+        async with self._read_engine.connect() as connection:
             yield connection
 
     # -- audit -----------------------------------------------------------------------
@@ -620,20 +677,41 @@ class Store:
         """
         await self._group_commit(self._pending_steps, {"match_id": match_id, **row})
 
+    def notify_later(self, channel: str, payload: str) -> asyncio.Future[None]:
+        """Send a PostgreSQL notification with the next group commit (see :meth:`add_step_row`).
+
+        It is delivered once that transaction commits, so a notice sent after a row was
+        stored never arrives before the row; notices of concurrent matches share one
+        statement.  The future is done once it is committed.
+        """
+        if self.is_sqlite:
+            raise StoreError("notifications need PostgreSQL")
+        return self._join_commit(self._pending_notices, {"channel": channel, "payload": payload})
+
+    async def notify(self, channel: str, payload: str) -> None:
+        """:meth:`notify_later`, returning once the notice is committed."""
+        await self.notify_later(channel, payload)
+
     async def _group_commit(
         self, pending: list[tuple[dict[str, Any], asyncio.Future[None]]], row: dict[str, Any]
     ) -> None:
+        await self._join_commit(pending, row)
+
+    def _join_commit(
+        self, pending: list[tuple[dict[str, Any], asyncio.Future[None]]], row: dict[str, Any]
+    ) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         pending.append((row, future))
         if self._step_writer is None or self._step_writer.done():
             self._step_writer = asyncio.create_task(self._write_steps())
-        await future
+        return future
 
     async def _write_steps(self) -> None:
-        while self._pending_steps or self._pending_headers:
+        while self._pending_steps or self._pending_headers or self._pending_notices:
             headers, self._pending_headers = self._pending_headers, []
             steps, self._pending_steps = self._pending_steps, []
-            batch = headers + steps
+            notices, self._pending_notices = self._pending_notices, []
+            batch = headers + steps + notices
             try:
                 async with self._writing() as connection:
                     if headers:
@@ -645,6 +723,13 @@ class Store:
                         )
                     if steps:
                         await connection.execute(insert(match_steps), [row for row, _ in steps])
+                    for channel in dict.fromkeys(row["channel"] for row, _ in notices):
+                        await connection.execute(
+                            _notify_each(
+                                channel,
+                                [row["payload"] for row, _ in notices if row["channel"] == channel],
+                            )
+                        )
             except Exception as error:
                 for _, future in batch:
                     if not future.done():

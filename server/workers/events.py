@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from sqlalchemy import ARRAY, Text, func, literal, select
 
 from server.match import MatchEvent, PlayersStarted, StepPlayed
 from server.store import MatchStatus, NotFound, Store
@@ -48,25 +47,21 @@ def end_payload(match_id: str, tournament_id: str | None | Unknown = UNKNOWN) ->
 
 
 async def notify(store: Store, payload: dict[str, Any]) -> None:
-    """Send one event on the channel (delivered when the transaction commits)."""
-    async with store.engine.begin() as connection:
-        await connection.execute(
-            select(func.pg_notify(EVENTS_CHANNEL, json.dumps(payload, separators=(",", ":"))))
-        )
+    """Send one event on the channel, with the store's next group commit (delivered when
+    that transaction commits)."""
+    await store.notify(EVENTS_CHANNEL, json.dumps(payload, separators=(",", ":")))
 
 
 class StepNotifier:
     """A match observer that notifies each stored step; put it after the store's observer.
 
-    Notifications of concurrent matches share one statement (``pg_notify`` over an array):
-    a step costs one small payload, not one transaction.  A lost notification costs a
-    viewer a refresh, never the match.
+    The notice rides on the store's next group commit (:meth:`Store.notify_later`) with the
+    rows and notices of concurrent matches: a step costs one small payload, not one
+    transaction.  A lost notification costs a viewer a refresh, never the match.
     """
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._pending: list[str] = []
-        self._writer: asyncio.Task[None] | None = None
 
     def __call__(self, event: MatchEvent) -> None:
         if isinstance(event, PlayersStarted):
@@ -75,25 +70,13 @@ class StepNotifier:
             step = event.step
         else:
             return
-        self._pending.append(json.dumps({"m": event.match_id, "s": step}, separators=(",", ":")))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._flush())
+        payload = json.dumps({"m": event.match_id, "s": step}, separators=(",", ":"))
+        self.store.notify_later(EVENTS_CHANNEL, payload).add_done_callback(_log_failure)
 
-    async def _flush(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending, []
-            try:
-                rows = (
-                    func.unnest(literal(batch, ARRAY(Text)))
-                    .table_valued("payload")
-                    .render_derived(name="batch")
-                )
-                async with self.store.engine.begin() as connection:
-                    await connection.execute(
-                        select(func.pg_notify(EVENTS_CHANNEL, rows.c.payload)).select_from(rows)
-                    )
-            except Exception as error:
-                log.warning("notifying %d steps failed: %s", len(batch), error)
+
+def _log_failure(future: asyncio.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("notifying a step failed: %s", future.exception())
 
 
 Publish = Callable[[str, dict[str, Any]], None]

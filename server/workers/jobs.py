@@ -9,9 +9,13 @@ jobs of workers that stopped beating (:meth:`JobSystem.stalled`).
 from __future__ import annotations
 
 import datetime
+import time
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg
+import psycopg_pool
 import sqlalchemy.exc
 from procrastinate import App, PsycopgConnector
 from procrastinate.jobs import Job, Status
@@ -61,12 +65,44 @@ def conninfo(url: str) -> str:
     return f"postgresql://{rest}"
 
 
+IDLE_CHECK_SECONDS = 1.0
+"""A pooled connection idle for longer is tested before use (a busy one is not)."""
+
+
+def pool_checking_idle_connections(**options: Any) -> psycopg_pool.AsyncConnectionPool:
+    """procrastinate's connection pool, testing a connection only after it sat idle.
+
+    procrastinate has the pool test every connection it hands out, a round trip for each
+    query; a connection handed back a moment ago is alive, so only one idle for over
+    :data:`IDLE_CHECK_SECONDS` is tested (and replaced when dead).
+    """
+    handed_back: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    async def check(connection: psycopg.AsyncConnection[Any]) -> None:
+        since = handed_back.get(connection)
+        if since is None or time.monotonic() - since >= IDLE_CHECK_SECONDS:
+            await psycopg_pool.AsyncConnectionPool.check_connection(connection)
+
+    async def note_return(connection: psycopg.AsyncConnection[Any]) -> None:
+        handed_back[connection] = time.monotonic()
+
+    options.update(check=check, reset=note_return)
+    return psycopg_pool.AsyncConnectionPool(**options)
+
+
 class JobSystem:
     """procrastinate's application, opened on one database."""
 
     def __init__(self, url: str, *, pool_size: int = 4) -> None:
         self.app = App(
-            connector=PsycopgConnector(conninfo=conninfo(url), min_size=1, max_size=pool_size)
+            connector=PsycopgConnector(
+                conninfo=conninfo(url),
+                min_size=1,
+                max_size=pool_size,
+                pool_factory=pool_checking_idle_connections,
+            )
         )
 
     async def open(self) -> None:

@@ -1,0 +1,137 @@
+"""PostgreSQL only: notices sent with the group commit, and idle pooled connections that
+the server closed (a restart) replaced before anyone uses them."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+from collections.abc import AsyncIterator
+
+import psycopg
+import pytest
+from pgcluster import create_database
+from sqlalchemy import text
+
+from server.store import StepRow, Store, StoreError
+from server.store import store as store_module
+
+_numbers = itertools.count()
+
+
+@pytest.fixture
+def database_url(postgres_base_url: str) -> str:
+    return create_database(postgres_base_url, f"conn_{os.getpid()}_{next(_numbers)}")
+
+
+@pytest.fixture
+async def pg_store(database_url: str) -> AsyncIterator[Store]:
+    store = Store(database_url)
+    await store.open(upgrade=True)
+    yield store
+    await store.close()
+
+
+async def _listen(url: str, channel: str) -> psycopg.AsyncConnection[object]:
+    connection = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    await connection.execute(f"LISTEN {channel}")
+    return connection
+
+
+async def _received(connection: psycopg.AsyncConnection[object], count: int) -> list[str]:
+    payloads: list[str] = []
+    async with asyncio.timeout(10):
+        async for notice in connection.notifies():
+            payloads.append(notice.payload)
+            if len(payloads) == count:
+                break
+    return payloads
+
+
+async def test_notices_ride_on_the_group_commit_after_the_rows_before_them(
+    pg_store: Store, database_url: str
+) -> None:
+    match_id = "m1"
+    await pg_store.queue_match(
+        match_id,
+        game_name="g",
+        game_version=1,
+        players=["a", "b"],
+        start_clock=5,
+        play_clock=1,
+        policy="random",
+        config={},
+    )
+    listener = await _listen(database_url, "ggp_test")
+    try:
+        first_step = asyncio.ensure_future(
+            pg_store.add_step(
+                match_id,
+                StepRow(
+                    step=0,
+                    moves=None,
+                    state="( (cell 1) )",
+                    state_time=1,
+                    errors=["", ""],
+                    response_times=[1, 1],
+                    raw_replies=["ready", "ready"],
+                    details=[None, None],
+                ),
+            )
+        )
+        notices = [
+            pg_store.notify_later("ggp_test", json.dumps({"n": number})) for number in range(5)
+        ]
+        await pg_store.notify("ggp_other", "ignored here")
+        await first_step
+        await asyncio.gather(*notices)
+        assert [json.loads(p)["n"] for p in await _received(listener, 5)] == [0, 1, 2, 3, 4]
+        # the row was committed no later than the notices about it
+        assert [row.step for row in await pg_store.steps(match_id)] == [0]
+    finally:
+        await listener.close()
+
+
+async def test_notices_need_postgresql(tmp_path: object) -> None:
+    store = Store(f"sqlite:///{tmp_path}/ggp.db")
+    await store.open(upgrade=True)
+    try:
+        with pytest.raises(StoreError, match="PostgreSQL"):
+            await store.notify("ggp_test", "x")
+    finally:
+        await store.close()
+
+
+async def test_an_idle_connection_the_server_closed_is_replaced_before_use(
+    pg_store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 0.2)
+    async with pg_store.engine.connect() as connection:
+        pid = (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as admin:
+        await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    await asyncio.sleep(0.3)
+    # the pooled connection is dead; the store notices before the caller does
+    async with pg_store.engine.connect() as connection:
+        new_pid = (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one()
+    assert new_pid != pid
+    assert await pg_store.ping()
+
+
+async def test_a_connection_handed_back_a_moment_ago_is_used_without_a_ping(
+    pg_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pings: list[object] = []
+    dialect = pg_store.engine.sync_engine.dialect
+    real_ping = dialect.do_ping
+    monkeypatch.setattr(
+        dialect, "do_ping", lambda connection: pings.append(1) or real_ping(connection)
+    )
+    monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 60.0)
+    for _ in range(5):
+        await pg_store.list_players()
+    assert pings == []
+    monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 0.0)
+    await pg_store.list_players()
+    assert pings == [1]
