@@ -126,6 +126,19 @@ def _notify_each(channel: str, payloads: list[str]) -> Any:
     return select(func.pg_notify(channel, rows.c.payload)).select_from(rows)
 
 
+def _settle(
+    batch: list[tuple[dict[str, Any], asyncio.Future[None]]], error: Exception | None
+) -> None:
+    """Finish the futures of a written (``error`` None) or failed batch."""
+    for _, future in batch:
+        if future.done():
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+
 class Store:
     """An open database of the service; call :meth:`open` first and :meth:`close` at the end."""
 
@@ -711,33 +724,44 @@ class Store:
             headers, self._pending_headers = self._pending_headers, []
             steps, self._pending_steps = self._pending_steps, []
             notices, self._pending_notices = self._pending_notices, []
-            batch = headers + steps + notices
+            rows = headers + steps
             try:
-                async with self._writing() as connection:
-                    if headers:
-                        await connection.execute(
-                            update(matches)
-                            .where(matches.c.id == bindparam("match"))
-                            .values(header=bindparam("h")),
-                            [row for row, _ in headers],
-                        )
-                    if steps:
-                        await connection.execute(insert(match_steps), [row for row, _ in steps])
-                    for channel in dict.fromkeys(row["channel"] for row, _ in notices):
-                        await connection.execute(
-                            _notify_each(
-                                channel,
-                                [row["payload"] for row, _ in notices if row["channel"] == channel],
-                            )
-                        )
+                await self._write_batch(headers, steps, notices)
             except Exception as error:
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(error)
+                if not (rows and notices):
+                    _settle(rows + notices, error)
+                    continue
+                # a notice must never cost the rows: write them again on their own
+                _settle(notices, error)
+                try:
+                    await self._write_batch(headers, steps, [])
+                except Exception as rows_error:
+                    _settle(rows, rows_error)
+                else:
+                    _settle(rows, None)
             else:
-                for _, future in batch:
-                    if not future.done():
-                        future.set_result(None)
+                _settle(rows + notices, None)
+
+    async def _write_batch(
+        self,
+        headers: list[tuple[dict[str, Any], asyncio.Future[None]]],
+        steps: list[tuple[dict[str, Any], asyncio.Future[None]]],
+        notices: list[tuple[dict[str, Any], asyncio.Future[None]]],
+    ) -> None:
+        """One transaction: the headers, the step rows, then the notices about them."""
+        async with self._writing() as connection:
+            if headers:
+                await connection.execute(
+                    update(matches)
+                    .where(matches.c.id == bindparam("match"))
+                    .values(header=bindparam("h")),
+                    [row for row, _ in headers],
+                )
+            if steps:
+                await connection.execute(insert(match_steps), [row for row, _ in steps])
+            for channel in dict.fromkeys(row["channel"] for row, _ in notices):
+                payloads = [row["payload"] for row, _ in notices if row["channel"] == channel]
+                await connection.execute(_notify_each(channel, payloads))
 
     async def steps(self, match_id: str) -> list[StepRow]:
         async with self._reading() as connection:

@@ -135,3 +135,32 @@ async def test_a_connection_handed_back_a_moment_ago_is_used_without_a_ping(
     monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 0.0)
     await pg_store.list_players()
     assert pings == [1]
+
+
+async def test_a_notice_that_fails_never_costs_the_rows_written_with_it(pg_store: Store) -> None:
+    await pg_store.queue_match(
+        "m2",
+        game_name="g",
+        game_version=1,
+        players=["a"],
+        start_clock=5,
+        play_clock=1,
+        policy="random",
+        config={},
+    )
+    row = StepRow(
+        step=0,
+        moves=None,
+        state="( (cell 1) )",
+        state_time=1,
+        errors=[""],
+        response_times=[1],
+        raw_replies=["ready"],
+        details=[None],
+    )
+    stored = asyncio.ensure_future(pg_store.add_step("m2", row))
+    too_long = pg_store.notify_later("ggp_test", "x" * 9000)  # PostgreSQL's limit is 8000
+    with pytest.raises(Exception, match="payload string too long"):
+        await too_long
+    await stored
+    assert [step.step for step in await pg_store.steps("m2")] == [0]
