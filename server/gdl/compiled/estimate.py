@@ -67,24 +67,31 @@ class EstimateFloor:
     merges at least the bodies does-grouping merges, so the bodies and literals counted
     are at most those of the estimate. Clingo emits the choice rule of an input before
     any rule with that input in its body, and the inputs only grow, so the bound of the
-    rules read so far is at most the estimate of the whole program.
+    rules read so far is at most the estimate of the whole program. A body of one
+    literal or none on an input is never merged by does-grouping, so it is counted
+    without a look at the others.
     """
 
     def __init__(self, choices: set[int]) -> None:
         self.choices = choices
         """The open inputs so far (shared with the reader of the program)."""
-        self.seen: set[tuple[int, tuple[int, ...]]] = set()
+        self.seen: set[tuple[int, ...]] = set()
         self.bodies = 0
         self.literals = 0
 
     def add(self, head: int, body: list[int]) -> None:
         """Count one ground rule."""
-        choices = self.choices
-        key = (head, tuple([literal for literal in body if literal not in choices]))
-        if key not in self.seen:
-            self.seen.add(key)
-            self.bodies += 1
-            self.literals += len(body)
+        if len(body) > 1:
+            choices = self.choices
+            rest = [literal for literal in body if literal not in choices]
+            if len(rest) < len(body):  # maybe merged by does-grouping
+                key = (head, *rest)
+                seen = self.seen
+                if key in seen:
+                    return
+                seen.add(key)
+        self.bodies += 1
+        self.literals += len(body)
 
     def estimate(self, rules: int) -> int:
         """The bound (microseconds) after ``rules`` ground rules."""
