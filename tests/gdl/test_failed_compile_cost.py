@@ -1,11 +1,13 @@
 """A compile attempt that cannot succeed stops early: code too large is predicted before
 any is generated, the slow loops of reading and optimising a wide ground program watch
-the clock, and only the atoms of the keyword relations are read back from the grounder."""
+the clock, only the atoms of the keyword relations are read back from the grounder, and
+the cost estimate refuses a program before the names of its atoms are decoded."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,15 +16,20 @@ from server.gdl.compiled import (
     CompiledEngine,
     GroundingTooLarge,
     GroundingTooSlow,
+    NetworkOverBudget,
     codegen,
     grounder,
     network,
 )
+from server.gdl.compiled import engine as compiled_engine
 from server.gdl.compiled.engine import _roles
+from server.gdl.compiled.estimate import EstimateFloor
 from server.gdl.compiled.grounder import ground
 from server.gdl.compiled.network import build_network
 from server.gdl.compiled.plan import build_plan
 from server.gdl.parser import parse_gdl
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CELLS = 1100
 
@@ -133,3 +140,90 @@ def test_only_the_atoms_of_the_keyword_relations_are_read_back() -> None:
     named = {key[0] for key, _ in program.names.values()}
     assert named == {"true", "does", "next", "legal", "goal", "terminal"}
     assert {key[0] for key, _ in program.facts} <= keywords  # no succ facts, no far atoms
+
+
+def never_decode(text: str) -> tuple[object, ...]:
+    raise AssertionError(f"decoded {text}")
+
+
+def test_the_estimate_refuses_a_program_before_any_name_is_decoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = parse_gdl((ROOT / "server" / "games" / "nineBoardTicTacToe.kif").read_text())
+    program = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
+    floor = program.estimate_floor
+    estimate = build_network(program, _roles(rules)).stats["estimated_us"]
+    # past the bound counted while grounding, short of the estimate counted after it
+    monkeypatch.setattr(compiled_engine, "work_budget", lambda limit: (floor + estimate) / 2)
+    monkeypatch.setattr(grounder, "decode_arguments", never_decode)
+    with pytest.raises(NetworkOverBudget):
+        CompiledEngine.from_rules(rules)
+
+
+def test_the_roles_of_the_moves_are_read_without_decoding_the_moves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = parse_gdl((ROOT / "server" / "games" / "nineBoardTicTacToe.kif").read_text())
+    program = ground(rules, max_rules=10**6, deadline=1e9, read_names=False)
+    monkeypatch.setattr(grounder, "decode_arguments", never_decode)
+    roles = program.does_roles()
+    assert not program.names
+    monkeypatch.undo()
+    program.read_names()
+    named = program.names
+    assert roles == {atom: args[0] for atom, (key, args) in named.items() if key[0] == "does"}
+    assert set(roles.values()) == {"xPlayer", "oPlayer"} and len(roles) > 2 * 81
+
+
+def test_a_program_read_after_the_estimate_gives_the_same_code() -> None:
+    rules = parse_gdl((ROOT / "server" / "games" / "nineBoardTicTacToe.kif").read_text())
+    read_first = ground(rules, max_rules=10**6, deadline=1e9)
+    read_later = ground(rules, max_rules=10**6, deadline=1e9, read_names=False)
+    assert read_later.symbols and not read_later.names
+    first = build_plan(build_network(read_first, _roles(rules)))
+    later = build_plan(build_network(read_later, _roles(rules)))
+    assert read_later.names == read_first.names and not read_later.symbols
+    assert later.network.stats == first.network.stats
+    assert codegen.generate(later) == codegen.generate(first)
+
+
+def test_the_floor_counted_while_grounding_is_at_most_the_estimate() -> None:
+    rules = parse_gdl((ROOT / "server" / "games" / "nineBoardTicTacToe.kif").read_text())
+    program = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
+    estimate = build_network(program, _roles(rules)).stats["estimated_us"]
+    # the bound merges more bodies than does-grouping, but not many more
+    assert 0.5 * estimate < program.estimate_floor < estimate
+
+
+def test_grounding_stops_once_the_floor_passes_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = parse_gdl(shifting_counter(CELLS))
+    floor = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
+    counted: list[int] = []
+    add = EstimateFloor.add
+
+    def counting(self: EstimateFloor, head: int, body: list[int]) -> None:
+        counted.append(head)
+        add(self, head, body)
+
+    monkeypatch.setattr(EstimateFloor, "add", counting)
+    with pytest.raises(NetworkOverBudget):
+        ground(rules, max_rules=10**6, deadline=1e9, work_budget=floor / 2)
+    total = len(ground(rules, max_rules=10**6, deadline=1e9).rules)
+    # stopped at the first look at the bound past the budget, not at the end
+    assert 0 < len(counted) < total / 2 + 1024
+
+
+def test_the_engine_refuses_by_the_floor_before_building_the_network(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = parse_gdl(shifting_counter(CELLS))
+
+    def no_network(*args: object) -> None:
+        raise AssertionError("the network was built")
+
+    monkeypatch.setattr(compiled_engine, "work_budget", lambda time_limit: 1000.0)
+    monkeypatch.setattr(compiled_engine, "build_network", no_network)
+    with pytest.raises(NetworkOverBudget):
+        CompiledEngine.from_rules(rules)

@@ -120,9 +120,9 @@ class CompiledEngine:
         compiled: :class:`GroundingTooLarge` beyond ``max_ground_rules`` ground rules,
         :class:`GroundingOverBudget` (a :class:`GroundingTooSlow`) as soon as grounding
         passes the rules ``time_limit`` allows (:func:`rule_budget`),
-        :class:`NetworkOverBudget` (a :class:`GroundingOverBudget`) as soon as reading
-        the ground program shows that compiling it is estimated to cost well over
-        ``time_limit`` (:func:`work_budget`), and
+        :class:`NetworkOverBudget` (a :class:`GroundingOverBudget`) as soon as grounding
+        (by a lower bound) or reading the ground program shows that compiling it is
+        estimated to cost well over ``time_limit`` (:func:`work_budget`), and
         :class:`GroundingTooSlow` beyond ``time_limit`` seconds of CPU time of the
         calling thread (CPU time, so that a busy machine does not change which games
         compile). ``setup_seconds`` records the CPU time it took.
@@ -131,7 +131,12 @@ class CompiledEngine:
         deadline = start + time_limit
         roles = _roles(rules)
         program = ground(
-            rules, max_rules=max_ground_rules, deadline=deadline, budget=rule_budget(time_limit)
+            rules,
+            max_rules=max_ground_rules,
+            deadline=deadline,
+            budget=rule_budget(time_limit),
+            work_budget=work_budget(time_limit),
+            read_names=False,
         )
         network = build_network(program, roles, deadline, work_budget(time_limit))
         try:

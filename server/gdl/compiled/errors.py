@@ -36,7 +36,8 @@ class GroundingOverBudget(GroundingTooSlow):
 
 class NetworkOverBudget(GroundingOverBudget):
     """Compiling the ground program is estimated to cost more than the time limit
-    allows (:mod:`server.gdl.compiled.estimate`), decided by counting while reading it."""
+    allows (:mod:`server.gdl.compiled.estimate`), decided by counting while grounding
+    (a lower bound) or while reading the ground program."""
 
 
 def check_deadline(deadline: float, stage: str) -> None:

@@ -10,9 +10,15 @@ is read, instead of running into the limit seconds later.
 The estimate only grows while the program is read, so stopping at the first count
 past the budget refuses exactly the games whose full count is past it: a count, not
 the clock, so the same game is refused on any machine under any load.
+
+While grounding, a lower bound of the estimate is counted as well
+(:class:`EstimateFloor`): it stops an attempt before grounding reaches the rule budget
+when even the bound passes the budget.
 """
 
 from __future__ import annotations
+
+from .errors import NetworkOverBudget
 
 US_PER_GROUND_RULE = 4
 US_PER_INPUT = 160
@@ -41,4 +47,61 @@ def estimated_us(ground_rules: int, inputs: int, bodies: int, literals: int) -> 
     )
 
 
-__all__ = ["ESTIMATE_MARGIN", "estimated_us", "work_budget"]
+def check_estimate(estimate: int, work_budget: float) -> None:
+    """Raise :class:`NetworkOverBudget` when the estimate passes the budget."""
+    if estimate > work_budget:
+        raise NetworkOverBudget(
+            f"compiling is estimated at over {work_budget / 1e6:g} s of CPU time, more than"
+            " the time limit allows (counted from the rules, inputs and rule bodies)"
+        )
+
+
+class EstimateFloor:
+    """A lower bound of the estimate, counted rule by rule while grounding, before the
+    names of the atoms (which tell the ``does`` atoms apart) are known.
+
+    The estimate counts the bodies left after does-grouping, which merges the bodies of
+    a head that differ only in one ``does`` literal. Here a body is counted only when no
+    body counted before has the same head and the same literals once every literal on an
+    open input (``true`` or ``does``, known from the choice rules) is left out: that
+    merges at least the bodies does-grouping merges, so the bodies and literals counted
+    are at most those of the estimate. Clingo emits the choice rule of an input before
+    any rule with that input in its body, and the inputs only grow, so the bound of the
+    rules read so far is at most the estimate of the whole program. A body of one
+    literal or none on an input is never merged by does-grouping, so it is counted
+    without a look at the others.
+    """
+
+    def __init__(self, choices: set[int]) -> None:
+        self.choices = choices
+        """The open inputs so far (shared with the reader of the program)."""
+        self.seen: set[tuple[int, ...]] = set()
+        self.bodies = 0
+        self.literals = 0
+
+    def add(self, head: int, body: list[int]) -> None:
+        """Count one ground rule."""
+        if len(body) > 1:
+            choices = self.choices
+            rest = [literal for literal in body if literal not in choices]
+            if len(rest) < len(body):  # maybe merged by does-grouping
+                key = (head, *rest)
+                seen = self.seen
+                if key in seen:
+                    return
+                seen.add(key)
+        self.bodies += 1
+        self.literals += len(body)
+
+    def estimate(self, rules: int) -> int:
+        """The bound (microseconds) after ``rules`` ground rules."""
+        return estimated_us(rules, len(self.choices), self.bodies, self.literals)
+
+
+__all__ = [
+    "ESTIMATE_MARGIN",
+    "EstimateFloor",
+    "check_estimate",
+    "estimated_us",
+    "work_budget",
+]

@@ -16,7 +16,7 @@ import clingo
 
 from ..parser import Rule
 from ..terms import RawTerm
-from .asp import KEYWORD_PREDICATES, RelationKey, Translator, decode_arguments
+from .asp import KEYWORD_PREDICATES, RelationKey, Translator, decode_arguments, decode_symbol
 from .errors import (
     CompileError,
     GroundingOverBudget,
@@ -24,6 +24,7 @@ from .errors import (
     GroundingTooSlow,
     check_deadline,
 )
+from .estimate import EstimateFloor, check_estimate
 
 SHOW_KEYWORDS = "".join(
     f"#show {predicate}/{arity}.\n" for (_, arity), predicate in KEYWORD_PREDICATES.items()
@@ -36,22 +37,70 @@ of a large program (the ground rules are the same)."""
 @dataclass
 class GroundProgram:
     """What clingo produced: named atoms (of the keyword relations), facts, open inputs
-    and rules."""
+    and rules.
+
+    The names and facts are decoded from the atoms clingo printed (``symbols``, by
+    ``predicates``) only when :meth:`read_names` is called: on a program with tens of
+    thousands of named atoms that takes longer than grounding it, and the cost estimate
+    (:func:`server.gdl.compiled.network.build_network`) can refuse the program from its
+    counts and the roles of the ``does`` atoms alone (:meth:`does_roles`).
+    """
 
     names: dict[int, tuple[RelationKey, tuple[RawTerm, ...]]] = field(default_factory=dict)
     facts: list[tuple[RelationKey, tuple[RawTerm, ...]]] = field(default_factory=list)
     choices: set[int] = field(default_factory=set)
     rules: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+    symbols: list[tuple[clingo.Symbol, int]] = field(default_factory=list)
+    """The printed atoms not yet decoded into ``names`` and ``facts``."""
+    predicates: dict[str, RelationKey] = field(default_factory=dict)
+    estimate_floor: int = 0
+    """The lower bound of the cost estimate counted while grounding (0 when not)."""
+
+    def read_names(self, deadline: float = float("inf")) -> None:
+        """Decode the printed atoms into ``names`` and ``facts`` (once)."""
+        keys = self.predicates
+        for count, (symbol, atom) in enumerate(self.symbols):
+            # decoding takes seconds on programs with tens of thousands of named atoms
+            if not count & 1023:
+                check_deadline(deadline, "reading the ground program")
+            key = keys[symbol.name]
+            args = decode_arguments(str(symbol))
+            if atom == 0:
+                self.facts.append((key, args))
+            else:
+                self.names[atom] = (key, args)
+        self.symbols = []
+
+    def does_roles(self) -> dict[int, RawTerm]:
+        """The role of every ``does`` atom (not a fact), read without decoding the
+        moves: the names of the other atoms are not needed to count the program."""
+        does = KEYWORD_PREDICATES[("does", 2)]
+        roles: dict[int, RawTerm] = {}
+        for symbol, atom in self.symbols:
+            if atom and symbol.name == does:
+                roles[atom] = decode_symbol(symbol.arguments[0])
+        for atom, (key, args) in self.names.items():
+            if key == ("does", 2, True):
+                roles[atom] = args[0]
+        return roles
 
 
 class _Collector:
     """A clingo observer that records the ground program and enforces the caps.
 
     Grounding stops at the first rule past ``max_rules`` or past ``budget`` (the
-    rules the time limit allows), whichever is lower, and at the deadline.
+    rules the time limit allows), whichever is lower, at the deadline, and, when a
+    ``work_budget`` is given, as soon as a lower bound of the cost estimate
+    (:class:`EstimateFloor`) passes it.
     """
 
-    def __init__(self, max_rules: int, deadline: float, budget: int | None = None) -> None:
+    def __init__(
+        self,
+        max_rules: int,
+        deadline: float,
+        budget: int | None = None,
+        work_budget: float = float("inf"),
+    ) -> None:
         self.max_rules = max_rules
         if budget is not None and budget < max_rules:
             self.max_rules = budget
@@ -62,6 +111,8 @@ class _Collector:
             self.too_many = GroundingTooLarge(f"more than {max_rules} ground rules")
         self.deadline = deadline
         self.choices: set[int] = set()
+        self.work_budget = work_budget
+        self.floor = EstimateFloor(self.choices) if work_budget < float("inf") else None
         self.rules: list[tuple[int, tuple[int, ...]]] = []
         self.symbols: list[tuple[clingo.Symbol, int]] = []
         self.error: CompileError | None = None
@@ -77,8 +128,17 @@ class _Collector:
         count = len(rules)
         if count > self.max_rules:
             self.stop(self.too_many)
-        if not count & 1023 and time.thread_time() > self.deadline:
-            self.stop(GroundingTooSlow("grounding took longer than the time limit"))
+        floor = self.floor
+        if floor is not None:
+            floor.add(head[0], body)
+        if not count & 1023:
+            if time.thread_time() > self.deadline:
+                self.stop(GroundingTooSlow("grounding took longer than the time limit"))
+            if floor is not None:
+                try:
+                    check_estimate(floor.estimate(count), self.work_budget)
+                except CompileError as error:
+                    self.stop(error)
 
     def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
         self.stop(CompileError("the ground program has a weight rule"))
@@ -108,12 +168,22 @@ def _refusal(messages: list[str], translator: Translator) -> str:
 
 
 def ground(
-    rules: list[Rule], *, max_rules: int, deadline: float, budget: int | None = None
+    rules: list[Rule],
+    *,
+    max_rules: int,
+    deadline: float,
+    budget: int | None = None,
+    work_budget: float = float("inf"),
+    read_names: bool = True,
 ) -> GroundProgram:
     """Ground the rules, or raise :class:`CompileError` with the reason.
 
     ``budget``, when given, is the number of ground rules the time limit allows:
-    past it grounding stops with :class:`GroundingOverBudget`.
+    past it grounding stops with :class:`GroundingOverBudget`. ``work_budget``, when
+    given, is the estimate (microseconds) the time limit allows: grounding stops with
+    :class:`NetworkOverBudget` as soon as a lower bound of the estimate passes it
+    (:class:`EstimateFloor`). With ``read_names`` false, the printed atoms are left for
+    :meth:`GroundProgram.read_names`.
     """
     translator = Translator()
     text = translator.program(rules) + "\n" + SHOW_KEYWORDS
@@ -122,7 +192,7 @@ def ground(
     def log(_code: clingo.MessageCode, message: str) -> None:
         messages.append(message.strip())
 
-    collector = _Collector(max_rules, deadline, budget)
+    collector = _Collector(max_rules, deadline, budget, work_budget)
     control = clingo.Control(["--warn=none"], logger=log, message_limit=5)
     # replace=True: the program goes to the collector only, not to the solver as well
     # (nothing is solved; feeding the solver cost a quarter of the grounding time)
@@ -139,17 +209,14 @@ def ground(
     if time.thread_time() > deadline:
         raise GroundingTooSlow("grounding took longer than the time limit")
 
-    program = GroundProgram(choices=collector.choices, rules=collector.rules)
-    keys = translator.keys_by_predicate
-    for count, (symbol, atom) in enumerate(collector.symbols):
-        # decoding takes seconds on programs with tens of thousands of named atoms
-        if not count & 1023:
-            check_deadline(deadline, "reading the ground program")
-        name = symbol.name
-        key = keys[name]
-        args = decode_arguments(str(symbol))
-        if atom == 0:
-            program.facts.append((key, args))
-        else:
-            program.names[atom] = (key, args)
+    program = GroundProgram(
+        choices=collector.choices,
+        rules=collector.rules,
+        symbols=collector.symbols,
+        predicates=translator.keys_by_predicate,
+    )
+    if collector.floor is not None:
+        program.estimate_floor = collector.floor.estimate(len(collector.rules))
+    if read_names:
+        program.read_names(deadline)
     return program

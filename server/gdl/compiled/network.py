@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 from ..graphs import strongly_connected_components
 from ..terms import RawTerm, sort_key
-from .errors import CompileError, NetworkOverBudget, check_deadline
-from .estimate import estimated_us
+from .errors import CompileError, check_deadline
+from .estimate import check_estimate, estimated_us
 from .grounder import GroundProgram
 
 TRUE_KEY = ("true", 1, True)
@@ -92,6 +92,16 @@ def build_network(
     Raises :class:`NetworkOverBudget` while reading the program as soon as the
     estimated cost of compiling it (:func:`estimated_us`) passes ``work_budget``.
     """
+    role_index = {role: index for index, role in enumerate(roles)}
+    does_role = {
+        atom: role_index[role]
+        for atom, role in program.does_roles().items()
+        if isinstance(role, str) and role in role_index
+    }
+    # counted before the names are decoded, which takes longer on a wide program
+    grouping = _group_bodies(program, does_role, deadline, work_budget)
+    estimate = grouping.estimate
+    program.read_names(deadline)
     names = program.names
     fluent_atoms: dict[RawTerm, int] = {}
     does_atoms: dict[tuple[RawTerm, RawTerm], int] = {}
@@ -108,7 +118,6 @@ def build_network(
         raise CompileError("'init' depends on something other than static facts")
 
     fluents = sorted(fluent_atoms, key=sort_key)
-    role_index = {role: index for index, role in enumerate(roles)}
     moves: list[list[RawTerm]] = [[] for _ in roles]
     for role, move in does_atoms:
         if role in role_index:
@@ -129,44 +138,26 @@ def build_network(
             input_bit[does_atoms[(roles[r], move)]] = 1 << (does_base[r] + j)
     ignored_inputs = {atom for atom in does_atoms.values() if atom not in input_bit}
 
-    does_role: dict[int, int] = {}
-    for r, role_moves in enumerate(moves):
-        for move in role_moves:
-            does_role[does_atoms[(roles[r], move)]] = r
     raw_rules: dict[int, list[Body]] = defaultdict(list)
-    # does-grouping while reading: bodies that differ only in one role's move merge
-    grouped: dict[tuple, int] = {}
-    # the estimate's counts so far: bodies and their literals after does-grouping
-    fixed_us = estimated_us(len(program.rules), len(program.choices), 0, 0)
-    bodies = body_literals = 0
-    for count, (head, literals) in enumerate(program.rules):
+    for count, (head, literals) in enumerate(grouping.singles):
         if not count & 1023:
             check_deadline(deadline, "reading the ground program")
-            _check_estimate(fixed_us + estimated_us(0, 0, bodies, body_literals), work_budget)
         if head in input_bit or head in ignored_inputs:
             raise CompileError("a rule derives 'true' or 'does'")
-        moves_in_body = [lit for lit in literals if lit in does_role]
-        if len(moves_in_body) == 1 and len(literals) > 1:
-            rest = tuple(sorted(lit for lit in literals if lit != moves_in_body[0]))
-            group = (head, does_role[moves_in_body[0]], rest)
-            mask = grouped.get(group)
-            if mask is None:
-                mask = 0
-                bodies += 1
-                body_literals += len(literals)
-            grouped[group] = mask | input_bit[moves_in_body[0]]
-            continue
-        bodies += 1
-        body_literals += len(literals)
         parsed = _body(literals, input_bit, ignored_inputs)
         raw_rules[head]
         if parsed is not None:
             raw_rules[head].append(parsed)
-    for (head, _, rest), mask in grouped.items():
+    for (head, _, rest), members in grouping.grouped.items():
+        if head in input_bit or head in ignored_inputs:
+            raise CompileError("a rule derives 'true' or 'does'")
         parsed = _body(rest, input_bit, ignored_inputs)
         raw_rules[head]
         if parsed is None:
             continue
+        mask = 0
+        for atom in members:
+            mask |= input_bit[atom]
         if mask & (mask - 1) == 0:
             parsed = parsed._replace(pos_in=parsed.pos_in | mask)
         else:
@@ -174,8 +165,6 @@ def build_network(
         if not parsed.pos_in & parsed.neg_in:
             raw_rules[head].append(parsed)
 
-    estimate = fixed_us + estimated_us(0, 0, bodies, body_literals)
-    _check_estimate(estimate, work_budget)
     check_deadline(deadline, "reading the ground program")
     values = _fold_constants(raw_rules, deadline)
     rules = {atom: bodies for atom, bodies in raw_rules.items() if atom not in values}
@@ -278,13 +267,49 @@ def build_network(
     )
 
 
-def _check_estimate(estimate: int, work_budget: float) -> None:
-    """Raise :class:`NetworkOverBudget` when the estimate passes the budget."""
-    if estimate > work_budget:
-        raise NetworkOverBudget(
-            f"compiling is estimated at over {work_budget / 1e6:g} s of CPU time, more than"
-            " the time limit allows (counted from the rules, inputs and rule bodies)"
-        )
+class _Grouping(NamedTuple):
+    """The rule bodies after does-grouping, by atom numbers, and the cost estimate."""
+
+    singles: list[tuple[int, tuple[int, ...]]]
+    """The bodies not grouped, in the order of the program."""
+    grouped: dict[tuple[int, int, tuple[int, ...]], list[int]]
+    """Per head, role and other literals: the ``does`` atoms of the merged bodies."""
+    estimate: int
+
+
+def _group_bodies(
+    program: GroundProgram, does_role: dict[int, int], deadline: float, work_budget: float
+) -> _Grouping:
+    """Group the bodies that differ only in one role's move (``does_role``: the role
+    index of each ``does`` atom) and count the estimate, raising
+    :class:`NetworkOverBudget` as soon as it passes ``work_budget``."""
+    fixed_us = estimated_us(len(program.rules), len(program.choices), 0, 0)
+    bodies = body_literals = 0
+    singles: list[tuple[int, tuple[int, ...]]] = []
+    grouped: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
+    for count, (head, literals) in enumerate(program.rules):
+        if not count & 1023:
+            check_deadline(deadline, "reading the ground program")
+            check_estimate(fixed_us + estimated_us(0, 0, bodies, body_literals), work_budget)
+        moves_in_body = [lit for lit in literals if lit in does_role]
+        if len(moves_in_body) == 1 and len(literals) > 1:
+            move = moves_in_body[0]
+            rest = tuple(sorted(lit for lit in literals if lit != move))
+            group = (head, does_role[move], rest)
+            members = grouped.get(group)
+            if members is None:
+                grouped[group] = [move]
+                bodies += 1
+                body_literals += len(literals)
+            else:
+                members.append(move)
+            continue
+        bodies += 1
+        body_literals += len(literals)
+        singles.append((head, literals))
+    estimate = fixed_us + estimated_us(0, 0, bodies, body_literals)
+    check_estimate(estimate, work_budget)
+    return _Grouping(singles, grouped, estimate)
 
 
 def _body(literals: tuple[int, ...], input_bit: dict[int, int], ignored: set[int]) -> Body | None:
