@@ -264,14 +264,14 @@ def test_the_trial_counts_votes_not_sums() -> None:
     while engine.budget_choice is None:
         state = engine.initial_state()
         while engine.budget_choice is None and not engine.is_terminal(state):
-            clock.costs["full"] = 50_000_000 if transitions == 10 else 1_000_000
+            clock.costs["full"] = 30_000_000 if transitions == 6 else 1_000_000
             moves = engine.legal_moves(state, "painter")
             state = engine.next_state(state, [moves[0]])
             transitions += 1
-    # full wins every vote but the tenth transition's: once it has more than half of the
-    # 28 there can be, the choice is made, before the 32 transitions (the trial against
+    # votes from the fifth transition on; full loses the seventh's and the eighth's (whose
+    # terminal test is still slow) and leads by six after the fourteenth (the trial against
     # no budget then ends at its second call)
-    assert transitions < interpreter_engine.TRIAL_TRANSITIONS
+    assert transitions == 15
     assert engine.budget_choice == "full"
 
 

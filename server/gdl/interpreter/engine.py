@@ -66,6 +66,10 @@ BUDGET_NAMES = {
 """What :attr:`Interpreter.budget_choice` calls each budget."""
 TRIAL_TRANSITIONS = 32
 """Transitions (``next_state`` calls) a budget trial times at most before it decides."""
+TRIAL_LEAD = 6
+"""Votes by which one budget may lead the other to win before TRIAL_TRANSITIONS: a budget
+much faster wins nearly every vote, while two about as fast seldom part by so many (and
+then either choice costs little)."""
 TRIAL_SETTLED = 4
 """Transitions after which the trial's votes start: the first states cost more with
 either budget (indexes of static relations are built, the heap grows)."""
@@ -416,8 +420,8 @@ class _BudgetTrial:
     returned. When one is clearly slower in sum, the interpreter keeps the other at once;
     else it keeps the one faster on more of the transitions up to TRIAL_TRANSITIONS
     (counted from TRIAL_SETTLED on: a vote, so that a garbage collection during one of
-    them does not decide), as soon as the votes still to come cannot turn the choice.
-    The copy is then dropped.
+    them does not decide), as soon as it leads by TRIAL_LEAD votes or the votes still to
+    come cannot turn the choice. The copy is then dropped.
     """
 
     __slots__ = (
@@ -531,9 +535,10 @@ class _BudgetTrial:
         else:
             # votes still to come: the choice is made once they cannot turn it
             left = max(TRIAL_TRANSITIONS - self.transitions, 0)
-            if 2 * self.other_votes > self.votes + left:
+            lead = 2 * self.other_votes - self.votes  # the other's votes less the own's
+            if lead > left or lead >= TRIAL_LEAD:
                 self.own._end_trial(other_won=True)
-            elif 2 * self.other_votes + left <= self.votes:
+            elif lead <= -left or lead <= -TRIAL_LEAD:
                 self.own._end_trial(other_won=False)
 
 
