@@ -178,6 +178,21 @@ def test_no_budget_is_kept_when_it_is_faster_than_the_faster_of_the_others() -> 
     assert isinstance(table, interpreter_engine.DemandTable)
 
 
+def test_with_no_budget_state_relations_are_on_demand_from_the_start() -> None:
+    """Not switched one by one as each passes the budget (every switch recompiles the
+    rules that use the relation and the tables' functions)."""
+    engine = interpreter(PAINT)
+    engine._may_try_budgets = False
+    none = engine._with_state_budget(interpreter_engine.NO_STATE_BUDGET)
+    assert ("colour", 3) in none._demand and ("colour", 3) not in engine._demand
+
+    def no_switch(component: object, db: object) -> None:
+        raise AssertionError("a state relation switched to demand")
+
+    none._switch_to_demand = no_switch  # type: ignore[method-assign]
+    assert playouts(none) == playouts(fixed_budget(PAINT))
+
+
 def test_the_faster_of_small_and_full_is_kept_when_no_budget_is_slower() -> None:
     engine = interpreter(PAINT, WayClock(small_ns=3_000_000, full_ns=1_000_000, none_ns=2_000_000))
     assert playouts(engine, TWO_TRIALS) == playouts(fixed_budget(PAINT), TWO_TRIALS)
@@ -329,7 +344,6 @@ CORPUS_CHOICES = [
     ("skirmishNew", "full"),
     ("othelloSuicide", "full"),
     ("chess", "small"),
-    ("brawl", "none"),
     ("chineseCheckers4", "none"),
 ]
 """Games whose budgets differ 1.5 to 60 times (CPU time, so a loaded machine disturbs

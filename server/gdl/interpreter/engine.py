@@ -775,7 +775,7 @@ class Interpreter:
         other._trial = None
         other._budget = None
         other._compilations = 0
-        other._demand = set(self._static_demand)
+        other._demand = self._demand_with(budget)
         other._compiled = self._static_rules()
         other._demand_compiled = {}
         other._compiler = RuleCompiler(other._estimate, other._demand.__contains__)
@@ -786,6 +786,17 @@ class Interpreter:
         other._rule_sharing = self._rule_sharing.fresh()
         other._tried = set(self._tried)
         return other
+
+    def _demand_with(self, budget: int) -> set[RelationKey]:
+        """The relations computed on demand from the start with this budget for state
+        relations: with none, every state relation that may be (rather than switching
+        them one by one, each switch recompiling what uses it)."""
+        demand = set(self._static_demand)
+        if budget == NO_STATE_BUDGET:
+            for component in self.program.components:
+                if component.layer == "state" and self._may_be_on_demand(component):
+                    demand.update(component.keys)
+        return demand
 
     def _static_rules(self) -> dict[int, list[CompiledRule]]:
         components = self.program.components
@@ -800,7 +811,8 @@ class Interpreter:
             trial.other._contexts.clear()  # free its states now, not at a later collection
         if other_won and trial is not None:
             self._state_budget = trial.other._state_budget
-            self._demand.intersection_update(self._static_demand)
+            self._demand.clear()
+            self._demand.update(self._demand_with(self._state_budget))
             self._compiled = self._static_rules()
             self._demand_compiled.clear()
             self._contexts.clear()
