@@ -1,15 +1,17 @@
-"""The interpreter's budget for state relations: small (computed on demand past 300 facts)
-or full (materialised up to 30,000), chosen per game by timing both on the first calls.
+"""The interpreter's budget for state relations: small (computed on demand past 300 facts),
+full (materialised up to 30,000) or none (computed on demand), chosen per game by timing
+the small one against the full one, then the faster against none, on the first calls.
 
-The clock of the trial is replaced here by one that charges each budget a fixed time per
+The clock of the trials is replaced here by one that charges each budget a fixed time per
 call, so the choice is deterministic; the answers must not depend on it. The last test
-runs the real clock on two corpus games whose difference is large (5 to 15 times).
+runs the real clock on corpus games whose difference is large (5 to 15 times).
 """
 
 from __future__ import annotations
 
 import random
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from shared_material import shared_path
 
 from server.gdl.interpreter import Interpreter
 from server.gdl.interpreter import engine as interpreter_engine
+from server.gdl.interpreter.engine import MATERIALISE_BUDGET
 from server.gdl.parser import Rule, parse_gdl
 
 SIDE = 20
@@ -54,32 +57,40 @@ def rules(text: str) -> list[Rule]:
 
 
 class WayClock:
-    """A trial clock charging each budget a fixed time per call.
+    """A trial clock charging each budget a fixed time per call (``none_ns``: by default
+    far slower than the others, so that the last trial ends at its first call).
 
-    The trial reads the clock three times per call: before, between and after the two
-    budgets, the small one first on odd calls and the full one first on even calls.
+    The trial reads the clock before and after each of the two interpreters answers a
+    call: its own first on odd calls of a trial, the other budget's first on even calls.
     """
 
-    def __init__(self, small_ns: int, full_ns: int) -> None:
-        self.small_ns = small_ns
-        self.full_ns = full_ns
+    def __init__(self, small_ns: int, full_ns: int, none_ns: int = 1_000_000_000) -> None:
+        self.costs = {"small": small_ns, "full": full_ns, "none": none_ns}
+        self.engine: Interpreter | None = None
+        self.trial: object = None
+        self.calls = 0
         self.reads = 0
         self.now = 0
 
     def __call__(self) -> int:
-        read, call = self.reads % 3, self.reads // 3 + 1
+        assert self.engine is not None
+        trial = self.engine._trial
+        assert trial is not None
+        if trial is not self.trial or trial.calls != self.calls:
+            self.trial, self.calls, self.reads = trial, trial.calls, 0
+        closing, second = self.reads % 2, self.reads // 2
         self.reads += 1
-        first, second = (self.small_ns, self.full_ns) if call % 2 else (self.full_ns, self.small_ns)
-        if read == 1:
-            self.now += first
-        elif read == 2:
-            self.now += second
+        if closing:
+            runs_own = bool(trial.calls & 1) != bool(second)
+            budget = (trial.own if runs_own else trial.other)._state_budget
+            self.now += self.costs[interpreter_engine.BUDGET_NAMES[budget]]
         return self.now
 
 
 def interpreter(text: str, clock: WayClock | None = None) -> Interpreter:
     engine = Interpreter(rules(text))
     if clock is not None:
+        clock.engine = engine
         engine.trial_clock = clock  # type: ignore[method-assign]
     return engine
 
@@ -149,6 +160,82 @@ def test_the_small_budget_is_kept_when_it_is_faster() -> None:
     assert isinstance(table, interpreter_engine.DemandTable)
 
 
+TWO_TRIALS = 12
+"""Playouts of PAINT (6 transitions each) long enough for two trials of 32 transitions."""
+
+
+def test_no_budget_is_kept_when_it_is_faster_than_the_faster_of_the_others() -> None:
+    """The moves of the player in control among those of six players (chineseCheckers6):
+    every state relation asked on demand."""
+    engine = interpreter(PAINT, WayClock(small_ns=3_000_000, full_ns=2_000_000, none_ns=1_000_000))
+    reference = playouts(fixed_budget(PAINT), TWO_TRIALS)
+    assert playouts(engine, TWO_TRIALS) == reference
+    assert engine.budget_choice == "none"
+    assert engine._state_budget == interpreter_engine.NO_STATE_BUDGET
+    assert engine._trial is None
+    assert playouts(engine, TWO_TRIALS) == reference  # answered with no budget only
+    table = engine._context(engine.initial_state()).db[("colour", 3)]
+    assert isinstance(table, interpreter_engine.DemandTable)
+
+
+def test_with_no_budget_state_relations_are_on_demand_from_the_start() -> None:
+    """Not switched one by one as each passes the budget (every switch recompiles the
+    rules that use the relation and the tables' functions)."""
+    engine = interpreter(PAINT)
+    engine._may_try_budgets = False
+    none = engine._with_state_budget(interpreter_engine.NO_STATE_BUDGET)
+    assert ("colour", 3) in none._demand and ("colour", 3) not in engine._demand
+
+    def no_switch(component: object, db: object) -> None:
+        raise AssertionError("a state relation switched to demand")
+
+    none._switch_to_demand = no_switch  # type: ignore[method-assign]
+    assert playouts(none) == playouts(fixed_budget(PAINT))
+
+
+def test_the_faster_of_small_and_full_is_kept_when_no_budget_is_slower() -> None:
+    engine = interpreter(PAINT, WayClock(small_ns=3_000_000, full_ns=1_000_000, none_ns=2_000_000))
+    assert playouts(engine, TWO_TRIALS) == playouts(fixed_budget(PAINT), TWO_TRIALS)
+    assert engine.budget_choice == "full" and engine._trial is None
+
+
+def test_setting_the_cpu_alarm_is_not_timed_as_part_of_the_other_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The alarm around each call of the other budget costs about as much as a call
+    answered from a cached state; timed with it, the other budget lost when it was faster."""
+    clock = WayClock(small_ns=2_000_000, full_ns=1_000_000)
+    setitimer = signal.setitimer
+
+    def slow_setitimer(which: int, seconds: float, interval: float = 0.0) -> tuple:
+        clock.now += 5_000_000
+        return setitimer(which, seconds, interval)
+
+    monkeypatch.setattr(interpreter_engine.signal, "setitimer", slow_setitimer)
+    engine = interpreter(PAINT, clock)
+    playouts(engine)
+    assert engine.budget_choice == "full"
+
+
+def test_the_trial_clock_sees_calls_shorter_than_a_scheduler_tick() -> None:
+    """Once a CPU-time alarm has been armed, Linux advances the process's CPU clock by
+    whole ticks; the trial's clock must still tell a short call from none."""
+    previous = signal.signal(signal.SIGPROF, lambda signum, frame: None)
+    try:
+        signal.setitimer(signal.ITIMER_PROF, 100.0)
+        seen = 0
+        for _ in range(20):
+            start = Interpreter.trial_clock()
+            deadline = time.perf_counter() + 0.0002
+            while time.perf_counter() < deadline:
+                pass
+            seen += Interpreter.trial_clock() > start
+        assert seen >= 18
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
 def transitions_until_chosen(engine: Interpreter) -> int:
     """Transitions of random playouts until the trial has chosen; answers checked on the way."""
     reference = fixed_budget(PAINT)
@@ -166,14 +253,18 @@ def transitions_until_chosen(engine: Interpreter) -> int:
     return transitions
 
 
-def test_the_trial_ends_early_when_one_budget_is_far_slower() -> None:
+def test_the_trial_ends_early_when_one_budget_is_far_slower(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Chess must not spend the whole trial materialising its large relations in full."""
+    monkeypatch.setattr(interpreter_engine, "OTHER_STATE_BUDGETS", (MATERIALISE_BUDGET,))
     engine = interpreter(PAINT, WayClock(small_ns=1_000_000, full_ns=100_000_000))
     assert transitions_until_chosen(engine) <= 2
     assert engine.budget_choice == "small" and engine._trial is None
 
 
-def test_the_full_budget_may_end_the_trial_early_too() -> None:
+def test_the_full_budget_may_end_the_trial_early_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(interpreter_engine, "OTHER_STATE_BUDGETS", (MATERIALISE_BUDGET,))
     engine = interpreter(PAINT, WayClock(small_ns=100_000_000, full_ns=1_000_000))
     assert transitions_until_chosen(engine) <= 2
     assert engine.budget_choice == "full" and engine._trial is None
@@ -188,11 +279,14 @@ def test_the_trial_counts_votes_not_sums() -> None:
     while engine.budget_choice is None:
         state = engine.initial_state()
         while engine.budget_choice is None and not engine.is_terminal(state):
-            clock.full_ns = 50_000_000 if transitions == 10 else 1_000_000
+            clock.costs["full"] = 30_000_000 if transitions == 6 else 1_000_000
             moves = engine.legal_moves(state, "painter")
             state = engine.next_state(state, [moves[0]])
             transitions += 1
-    assert transitions == interpreter_engine.TRIAL_TRANSITIONS
+    # votes from the fifth transition on; full loses the seventh's and the eighth's (whose
+    # terminal test is still slow) and leads by six after the fourteenth (the trial against
+    # no budget then ends at its second call)
+    assert transitions == 15
     assert engine.budget_choice == "full"
 
 
@@ -201,6 +295,7 @@ def test_a_call_that_runs_away_with_the_full_budget_is_cut(
 ) -> None:
     """laikLee_hex materialises a path relation for minutes with the full budget."""
     monkeypatch.setattr(interpreter_engine, "TRIAL_CUT_NS", 50_000_000)
+    monkeypatch.setattr(interpreter_engine, "OTHER_STATE_BUDGETS", (MATERIALISE_BUDGET,))
     engine = Interpreter(rules(PAINT))
     state = engine.initial_state()
     engine.legal_moves(state, "painter")  # starts the trial
@@ -210,7 +305,7 @@ def test_a_call_that_runs_away_with_the_full_budget_is_cut(
         while True:
             pass
 
-    engine._trial.full._is_terminal = forever  # type: ignore[method-assign]
+    engine._trial.other._is_terminal = forever  # type: ignore[method-assign]
     assert engine.is_terminal(state) is False
     assert engine.budget_choice == "small" and engine._trial is None
     assert len(engine.legal_moves(state, "painter")) == SIDE * SIDE
@@ -249,11 +344,13 @@ CORPUS_CHOICES = [
     ("skirmishNew", "full"),
     ("othelloSuicide", "full"),
     ("chess", "small"),
+    ("chineseCheckers4", "none"),
 ]
-"""Games whose two budgets differ 4 to 60 times (CPU time, so a loaded machine disturbs
-the choice little): the first ones are faster with state relations materialised. The mummy
-mazes are not among them: their state relations depend on the walls only, so both budgets
-share them between states and run about as fast."""
+"""Games whose budgets differ 1.5 to 60 times (CPU time, so a loaded machine disturbs
+the choice little): the first ones are faster with state relations materialised, the last
+ones with all of them on demand (the moves of the player in control only, not of every
+player). The mummy mazes are not among them: their state relations depend on the walls
+only, so the budgets share them between states and run about as fast."""
 
 
 @pytest.mark.parametrize(("name", "choice"), CORPUS_CHOICES)

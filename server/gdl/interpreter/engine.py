@@ -49,11 +49,27 @@ STATE_MATERIALISE_BUDGET = 300
 """The same for relations that depend on the state (not on the moves): recomputed for
 every state, while a move usually asks only a few facts of a large helper relation
 (chess's diagonals, a maze's paths). Games whose state relations of a few hundred facts
-are asked with many different arguments run faster with MATERIALISE_BUDGET instead:
-the first time a state relation passes this budget, a trial (:class:`_BudgetTrial`)
-times both budgets on the calls that follow and keeps the faster."""
+are asked with many different arguments run faster with MATERIALISE_BUDGET instead, and
+games whose smaller state relations are asked for a few arguments only (the moves of
+the player in control, among those of six players) with no budget at all: the first
+time a state relation passes this budget, trials (:class:`_BudgetTrial`) time the
+budget kept so far against each of OTHER_STATE_BUDGETS in turn, and keep the faster."""
+NO_STATE_BUDGET = 0
+"""Every state relation that no query asks for in full is computed on demand."""
+OTHER_STATE_BUDGETS = (MATERIALISE_BUDGET, NO_STATE_BUDGET)
+"""The budgets the trials time against the one kept so far, in this order."""
+BUDGET_NAMES = {
+    STATE_MATERIALISE_BUDGET: "small",
+    MATERIALISE_BUDGET: "full",
+    NO_STATE_BUDGET: "none",
+}
+"""What :attr:`Interpreter.budget_choice` calls each budget."""
 TRIAL_TRANSITIONS = 32
-"""Transitions (``next_state`` calls) the budget trial times before it decides."""
+"""Transitions (``next_state`` calls) a budget trial times at most before it decides."""
+TRIAL_LEAD = 6
+"""Votes by which one budget may lead the other to win before TRIAL_TRANSITIONS: a budget
+much faster wins nearly every vote, while two about as fast seldom part by so many (and
+then either choice costs little)."""
 TRIAL_SETTLED = 4
 """Transitions after which the trial's votes start: the first states cost more with
 either budget (indexes of static relations are built, the heap grows)."""
@@ -62,8 +78,9 @@ TRIAL_CLEAR_NS = 30_000_000
 """The trial ends early once one budget has taken TRIAL_CLEAR_FACTOR times the CPU time
 of the other and TRIAL_CLEAR_NS more: chess must not spend long in full materialisation."""
 TRIAL_CUT_NS = 250_000_000
-"""A call with the full budget is cut once the full budget has taken TRIAL_CLEAR_FACTOR
-times the CPU time of the small one and this much more (compiling included)."""
+"""A call with the other budget of a trial is cut once that budget has taken
+TRIAL_CLEAR_FACTOR times the CPU time of the interpreter's own and this much more
+(compiling included)."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
 SHARE_TRIAL = 64
 """States after which a state relation stops being shared between states when fewer
@@ -225,7 +242,7 @@ class _TooLarge(Exception):
 
 
 class _TrialTimeout(Exception):
-    """The full budget took so long on one call of the trial that the small one wins."""
+    """The other budget took so long on one call of the trial that the own one wins."""
 
 
 def _can_time_out() -> bool:
@@ -394,89 +411,90 @@ class _StateContext:
 
 
 class _BudgetTrial:
-    """Runs each engine call with both budgets for state relations and keeps the faster.
+    """Runs each engine call with two budgets for state relations and keeps the faster.
 
-    ``small`` is the interpreter itself (state budget STATE_MATERIALISE_BUDGET), ``full``
-    a copy that materialises state relations up to MATERIALISE_BUDGET. Both answer every
-    call (in turns, which first) and their CPU time is summed over the calls during which
-    neither compiled rules (compiling is a one-off cost of the first states); the answers
-    are the same, so the small one's is returned. When one is clearly slower in sum, the
-    interpreter keeps the other at once; else after TRIAL_TRANSITIONS transitions it keeps
-    the one faster on more of them (counted from TRIAL_SETTLED on: a vote, so that a
-    garbage collection during one of them does not decide). The copy is then dropped.
+    ``own`` is the interpreter itself (with the budget it has kept so far), ``other`` a
+    copy with another budget. Both answer every call (in turns, which first) and their
+    CPU time is summed over the calls during which neither compiled rules (compiling is a
+    one-off cost of the first states); the answers are the same, so the interpreter's is
+    returned. When one is clearly slower in sum, the interpreter keeps the other at once;
+    else it keeps the one faster on more of the transitions up to TRIAL_TRANSITIONS
+    (counted from TRIAL_SETTLED on: a vote, so that a garbage collection during one of
+    them does not decide), as soon as it leads by TRIAL_LEAD votes or the votes still to
+    come cannot turn the choice. The copy is then dropped.
     """
 
     __slots__ = (
-        "small",
-        "full",
+        "own",
+        "other",
         "clock",
         "calls",
         "transitions",
         "spent",
         "step",
         "votes",
-        "full_votes",
+        "other_votes",
         "raw",
     )
 
-    def __init__(self, small: Interpreter, clock: Callable[[], int]) -> None:
-        self.small = small
-        self.full = small._with_full_budget()
+    def __init__(self, own: Interpreter, budget: int, clock: Callable[[], int]) -> None:
+        self.own = own
+        self.other = own._with_state_budget(budget)
         self.clock = clock
         self.calls = 0
         self.transitions = 0
-        self.spent = [0, 0]  # CPU ns of small and full over the calls that compiled nothing
+        self.spent = [0, 0]  # CPU ns of own and other over the calls that compiled nothing
         self.step = [0, 0]  # the same since the last transition
         self.votes = 0  # transitions compared, from TRIAL_SETTLED on
-        self.full_votes = 0  # those on which the full budget was faster
-        self.raw = [0, 0]  # CPU ns of small and full over all calls
+        self.other_votes = 0  # those on which the other budget was faster
+        self.raw = [0, 0]  # CPU ns of own and other over all calls
 
     def call(self, method: str, *args: object) -> object:
         clock = self.clock
-        small, full = self.small, self.full
-        compiled = small._compilations + full._compilations
+        own, other = self.own, self.other
+        compiled = own._compilations + other._compilations
         self.calls += 1
         if self.calls & 1:
             start = clock()
-            found = getattr(small, method)(*args)
-            middle = clock()
-            timed_out = self._full_call(method, args, middle - start)
-            took = (middle - start, clock() - middle)
+            found = getattr(own, method)(*args)
+            own_took = clock() - start
+            timed_out, other_took = self._other_call(method, args, own_took)
         else:
+            timed_out, other_took = self._other_call(method, args, 0)
             start = clock()
-            timed_out = self._full_call(method, args, 0)
-            middle = clock()
-            found = getattr(small, method)(*args)
-            took = (clock() - middle, middle - start)
+            found = getattr(own, method)(*args)
+            own_took = clock() - start
+        took = (own_took, other_took)
         self.raw[0] += took[0]
         self.raw[1] += took[1]
         if timed_out:
-            small._end_trial(full_budget=False)
+            own._end_trial(other_won=False)
             return found
-        if small._compilations + full._compilations == compiled:
+        if own._compilations + other._compilations == compiled:
             self.spent[0] += took[0]
             self.spent[1] += took[1]
             self.step[0] += took[0]
             self.step[1] += took[1]
         if method == "_next_state":
             self.transitions += 1
-            small_step, full_step = self.step
-            if self.transitions > TRIAL_SETTLED and small_step + full_step > 0:
+            own_step, other_step = self.step
+            if self.transitions > TRIAL_SETTLED and own_step + other_step > 0:
                 self.votes += 1
-                self.full_votes += full_step < small_step
+                self.other_votes += other_step < own_step
             self.step = [0, 0]
         self._maybe_decide()
         return found
 
-    def _full_call(self, method: str, args: tuple, small_now: int) -> bool:
-        """Run the call with the full budget; False, or True when it ran past the time that
-        would end the trial anyway (a single call may otherwise take minutes: laikLee_hex),
-        cut by a CPU-time alarm (the copy is then dropped; shared static tables and indexes
-        are only stored once complete)."""
-        small_time, full_time = self.raw
-        allowed = TRIAL_CLEAR_FACTOR * (small_time + small_now) + TRIAL_CUT_NS - full_time
+    def _other_call(self, method: str, args: tuple, own_now: int) -> tuple[bool, int]:
+        """Run the call with the other budget: whether it ran past the time that would end
+        the trial anyway (a single call may otherwise take minutes: laikLee_hex with the
+        full budget), cut by a CPU-time alarm (the copy is then dropped; shared static
+        tables and indexes are only stored once complete), and the CPU time of the call
+        alone (setting the alarm takes as long as a call answered from a cached state)."""
+        own_time, other_time = self.raw
+        allowed = TRIAL_CLEAR_FACTOR * (own_time + own_now) + TRIAL_CUT_NS - other_time
         if allowed <= 0 or not _can_time_out():
-            return True
+            return True, 0
         armed = [True]
 
         def alarm(signum: int, frame: object) -> None:
@@ -487,16 +505,18 @@ class _BudgetTrial:
         outer_delay, outer_interval = signal.setitimer(signal.ITIMER_PROF, allowed / 1e9)
         if outer_delay and outer_delay <= allowed / 1e9:
             # the caller's own CPU-time alarm (a rules worker's step budget) would ring
-            # first: leave it as it is, and let the small budget win rather than risk it
+            # first: leave it as it is, and keep the own budget rather than risk it
             signal.setitimer(signal.ITIMER_PROF, outer_delay, outer_interval)
             signal.signal(signal.SIGPROF, previous)
-            return True
+            return True, 0
         started = time.process_time()
+        start = self.clock()
         try:
-            getattr(self.full, method)(*args)
+            getattr(self.other, method)(*args)
             armed[0] = False
+            took = self.clock() - start
         except _TrialTimeout:
-            return True
+            return True, self.clock() - start
         finally:
             armed[0] = False
             signal.setitimer(signal.ITIMER_PROF, 0)
@@ -504,24 +524,32 @@ class _BudgetTrial:
             if outer_delay:  # the caller's alarm goes on, less the CPU time spent here
                 left = max(outer_delay - (time.process_time() - started), 1e-6)
                 signal.setitimer(signal.ITIMER_PROF, left, outer_interval)
-        return False
+        return False, took
 
     def _maybe_decide(self) -> None:
-        small, full = self.spent
-        if full > TRIAL_CLEAR_FACTOR * small + TRIAL_CLEAR_NS:
-            self.small._end_trial(full_budget=False)
-        elif small > TRIAL_CLEAR_FACTOR * full + TRIAL_CLEAR_NS:
-            self.small._end_trial(full_budget=True)
-        elif self.transitions >= TRIAL_TRANSITIONS:
-            self.small._end_trial(full_budget=2 * self.full_votes > self.votes)
+        own, other = self.spent
+        if other > TRIAL_CLEAR_FACTOR * own + TRIAL_CLEAR_NS:
+            self.own._end_trial(other_won=False)
+        elif own > TRIAL_CLEAR_FACTOR * other + TRIAL_CLEAR_NS:
+            self.own._end_trial(other_won=True)
+        else:
+            # votes still to come: the choice is made once they cannot turn it
+            left = max(TRIAL_TRANSITIONS - self.transitions, 0)
+            lead = 2 * self.other_votes - self.votes  # the other's votes less the own's
+            if lead > left or lead >= TRIAL_LEAD:
+                self.own._end_trial(other_won=True)
+            elif lead <= -left or lead <= -TRIAL_LEAD:
+                self.own._end_trial(other_won=False)
 
 
 class Interpreter:
     """A GDL reasoner over plain terms, implementing :class:`server.gdl.engine.Engine`."""
 
     name = "interpreter"
-    trial_clock: Callable[[], int] = staticmethod(time.process_time_ns)
-    """The clock of the budget trial (CPU time of the process, in ns)."""
+    trial_clock: Callable[[], int] = staticmethod(time.thread_time_ns)
+    """The clock of the budget trials: CPU time of the calling thread (the main one), in ns.
+    Not the process's: once a CPU-time alarm has been armed, Linux advances that clock by
+    whole scheduler ticks (4 ms), longer than most calls, so calls timed 0 or a tick."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.program: Program = analyse(rules)
@@ -533,7 +561,10 @@ class Interpreter:
         self._trial: _BudgetTrial | None = None
         self._may_try_budgets = True
         self.budget_choice: str | None = None
-        """After the budget trial: "small" or "full" (None: no trial was needed yet)."""
+        """After the budget trials: "small", "full" or "none" (see BUDGET_NAMES; None: no
+        trial was needed yet, or one still runs)."""
+        self._budgets_to_try: list[int] = []
+        """The budgets still to time against the one kept, once the trials have begun."""
         self._tried: set[int] = set()
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
@@ -719,48 +750,74 @@ class Interpreter:
             and _can_time_out()
         ):
             self._may_try_budgets = False
-            self._trial = _BudgetTrial(self, self.trial_clock)
+            self._budgets_to_try = list(OTHER_STATE_BUDGETS)
+            self._next_trial()
 
     # -- the budget for state relations -------------------------------------------------
 
-    def _with_full_budget(self) -> Interpreter:
+    def _next_trial(self) -> None:
+        """Time the next budget still to try against the one kept, or end the trials."""
+        while self._budgets_to_try:
+            budget = self._budgets_to_try.pop(0)
+            if budget != self._state_budget:
+                self._trial = _BudgetTrial(self, budget, self.trial_clock)
+                return
+        self._trial = None
+        self.budget_choice = BUDGET_NAMES[self._state_budget]
+
+    def _with_state_budget(self, budget: int) -> Interpreter:
         """A copy that shares the static relations and materialises state relations up
-        to MATERIALISE_BUDGET (its own compiled rules and cached states)."""
-        full = copy.copy(self)
-        full._state_budget = MATERIALISE_BUDGET
-        full._may_try_budgets = False
-        full._trial = None
-        full._budget = None
-        full._compilations = 0
-        full._demand = set(self._static_demand)
-        full._compiled = self._static_rules()
-        full._demand_compiled = {}
-        full._compiler = RuleCompiler(full._estimate, full._demand.__contains__)
-        full._contexts = OrderedDict()
-        full._next_facts = {}
-        full._legal_groups = {}
-        full._state_sharing = self._state_sharing.fresh()
-        full._rule_sharing = self._rule_sharing.fresh()
-        full._tried = set(self._tried)
-        return full
+        to ``budget`` (its own compiled rules and cached states)."""
+        other = copy.copy(self)
+        other._state_budget = budget
+        other._may_try_budgets = False
+        other._budgets_to_try = []
+        other._trial = None
+        other._budget = None
+        other._compilations = 0
+        other._demand = self._demand_with(budget)
+        other._compiled = self._static_rules()
+        other._demand_compiled = {}
+        other._compiler = RuleCompiler(other._estimate, other._demand.__contains__)
+        other._contexts = OrderedDict()
+        other._next_facts = {}
+        other._legal_groups = {}
+        other._state_sharing = self._state_sharing.fresh()
+        other._rule_sharing = self._rule_sharing.fresh()
+        other._tried = set(self._tried)
+        return other
+
+    def _demand_with(self, budget: int) -> set[RelationKey]:
+        """The relations computed on demand from the start with this budget for state
+        relations: with none, every state relation that may be (rather than switching
+        them one by one, each switch recompiling what uses it)."""
+        demand = set(self._static_demand)
+        if budget == NO_STATE_BUDGET:
+            for component in self.program.components:
+                if component.layer == "state" and self._may_be_on_demand(component):
+                    demand.update(component.keys)
+        return demand
 
     def _static_rules(self) -> dict[int, list[CompiledRule]]:
         components = self.program.components
         return {i: rules for i, rules in self._compiled.items() if components[i].layer == "static"}
 
-    def _end_trial(self, full_budget: bool) -> None:
-        """Keep the small budget, or from now on materialise state relations in full."""
-        if self._trial is not None:
-            self._trial.full._contexts.clear()  # free its states now, not at a later collection
+    def _end_trial(self, other_won: bool) -> None:
+        """Keep the budget kept so far, or from now on the other one of the trial; then
+        start the next trial, if any."""
+        trial = self._trial
         self._trial = None
-        self.budget_choice = "full" if full_budget else "small"
-        if full_budget:
-            self._state_budget = MATERIALISE_BUDGET
-            self._demand.intersection_update(self._static_demand)
+        if trial is not None:
+            trial.other._contexts.clear()  # free its states now, not at a later collection
+        if other_won and trial is not None:
+            self._state_budget = trial.other._state_budget
+            self._demand.clear()
+            self._demand.update(self._demand_with(self._state_budget))
             self._compiled = self._static_rules()
             self._demand_compiled.clear()
             self._contexts.clear()
             self._state_sharing.results.clear()
+        self._next_trial()
 
     def _users_of(self, keys: frozenset) -> set[int]:
         users: set[int] = set()
