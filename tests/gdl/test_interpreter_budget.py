@@ -356,9 +356,22 @@ only, so the budgets share them between states and run about as fast."""
 @pytest.mark.parametrize(("name", "choice"), CORPUS_CHOICES)
 def test_corpus_games_get_the_faster_budget_with_the_same_answers(name: str, choice: str) -> None:
     """Along random playouts, through the trial and 20 transitions beyond, the answers
-    equal those of an interpreter that keeps the small budget."""
+    equal those of an interpreter that keeps the small budget; the trial picks the faster
+    budget (timed in CPU time, so a fresh engine gets up to three tries at it: a loaded
+    machine can swing one close trial, not three)."""
     path: Path = shared_path("conformance", "games", f"{name}.kif")
     game_rules = parse_gdl(path.read_text(encoding="utf-8"))
+    choices = []
+    for _ in range(3):
+        choices.append(_choice_along_playouts(game_rules))
+        if choices[-1] == choice:
+            break
+    assert choices[-1] == choice, choices
+
+
+def _choice_along_playouts(game_rules: list[Rule]) -> str | None:
+    """The budget an interpreter picks, checking every answer against one that keeps
+    the small budget."""
     engine, reference = Interpreter(game_rules), Interpreter(game_rules)
     reference._may_try_budgets = False
     rng = random.Random(5)
@@ -375,4 +388,4 @@ def test_corpus_games_get_the_faster_budget_with_the_same_answers(name: str, cho
             beyond += engine.budget_choice is not None
         for role in engine.roles:
             assert engine.goal_values(state, role) == reference.goal_values(state, role)
-    assert engine.budget_choice == choice
+    return engine.budget_choice
