@@ -116,6 +116,21 @@ def _ping_idle_connections(engine: Any) -> None:
             raise DisconnectionError(f"an idle connection is gone: {error}") from error
 
 
+# Statements a hosted match runs every time, built once: SQLAlchemy then skips building
+# them and their cache keys (some 0.2 ms of CPU time for the INSERT of a match) per call.
+_INSERT_AUDIT = insert(audit)
+_INSERT_MATCH = insert(matches).returning(*matches.c)
+_INSERT_MATCH_PLAYERS = insert(match_players)
+_SELECT_MATCH = select(matches).where(matches.c.id == bindparam("match_id"))
+_LATEST_GAME = (
+    select(games.c.name, games.c.version, games.c.roles)
+    .where(games.c.name == bindparam("game_name"))
+    .order_by(games.c.version.desc())
+    .limit(1)
+)
+_REGISTERED = select(players.c.name).where(players.c.name.in_(bindparam("names", expanding=True)))
+
+
 def _notify_each(channel: str, payloads: list[str]) -> Any:
     """One statement that sends every payload on ``channel`` (``pg_notify`` over an array)."""
     rows = (
@@ -512,18 +527,11 @@ class Store:
         (``None`` when there is none) and which of the players are registered."""
         names = set(player_names)
         async with self._reading() as connection:
-            row = (
-                await connection.execute(
-                    select(games.c.name, games.c.version, games.c.roles)
-                    .where(games.c.name == game_name)
-                    .order_by(games.c.version.desc())
-                    .limit(1)
-                )
-            ).first()
+            row = (await connection.execute(_LATEST_GAME, {"game_name": game_name})).first()
             known: set[str] = set()
             if names:
-                registered = select(players.c.name).where(players.c.name.in_(sorted(names)))
-                known.update((await connection.scalars(registered)).all())
+                found = await connection.scalars(_REGISTERED, {"names": sorted(names)})
+                known.update(found.all())
         game = None if row is None else GameVersion(row.name, row.version, list(row.roles))
         return game, known
 
@@ -552,37 +560,37 @@ class Store:
             async with self._writing() as connection:
                 if audit_actor is not None:
                     await connection.execute(
-                        insert(audit).values(
-                            at=now_ms(),
-                            actor=audit_actor,
-                            action="match.queue",
-                            target=match_id,
-                            detail=None,
-                        )
+                        _INSERT_AUDIT,
+                        {
+                            "at": now_ms(),
+                            "actor": audit_actor,
+                            "action": "match.queue",
+                            "target": match_id,
+                            "detail": None,
+                        },
                     )
                 row = (
                     await connection.execute(
-                        insert(matches)
-                        .values(
-                            id=match_id,
-                            game_name=game_name,
-                            game_version=game_version,
-                            status=MatchStatus.QUEUED.value,
-                            players=list(players),
-                            start_clock=start_clock,
-                            play_clock=play_clock,
-                            policy=policy,
-                            config=dict(config),
-                            tournament_id=tournament_id,
-                            schedule_key=schedule_key,
-                            requeued_from=requeued_from,
-                            queued_at=now_ms(),
-                        )
-                        .returning(*matches.c)
+                        _INSERT_MATCH,
+                        {
+                            "id": match_id,
+                            "game_name": game_name,
+                            "game_version": game_version,
+                            "status": MatchStatus.QUEUED.value,
+                            "players": list(players),
+                            "start_clock": start_clock,
+                            "play_clock": play_clock,
+                            "policy": policy,
+                            "config": dict(config),
+                            "tournament_id": tournament_id,
+                            "schedule_key": schedule_key,
+                            "requeued_from": requeued_from,
+                            "queued_at": now_ms(),
+                        },
                     )
                 ).one()
                 await connection.execute(
-                    insert(match_players),
+                    _INSERT_MATCH_PLAYERS,
                     [
                         {"match_id": match_id, "seat": seat, "player": player}
                         for seat, player in enumerate(players)
@@ -599,9 +607,7 @@ class Store:
 
     async def get_match(self, match_id: str) -> MatchRow:
         async with self._reading() as connection:
-            row = (
-                await connection.execute(select(matches).where(matches.c.id == match_id))
-            ).first()
+            row = (await connection.execute(_SELECT_MATCH, {"match_id": match_id})).first()
         if row is None:
             raise NotFound(f"no match with the id {match_id!r}")
         return MatchRow.model_validate(dict(row._mapping))
