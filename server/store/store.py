@@ -682,7 +682,7 @@ class Store:
         Written with the steps of concurrent matches, in one transaction (see
         :meth:`add_step_row`).
         """
-        await self._group_commit(self._pending_headers, {"match": match_id, "h": dict(header)})
+        await self._join_commit(self._pending_headers, {"match": match_id, "h": dict(header)})
 
     async def add_step(self, match_id: str, step: StepRow) -> None:
         """Keep one phase of a match: one row, whatever the step number."""
@@ -694,7 +694,7 @@ class Store:
         Returns once the row is committed.  Rows (and headers) of concurrent matches
         share one transaction (group commit): a step costs one row, not one transaction.
         """
-        await self._group_commit(self._pending_steps, {"match_id": match_id, **row})
+        await self._join_commit(self._pending_steps, {"match_id": match_id, **row})
 
     def notify_later(self, channel: str, payload: str) -> asyncio.Future[None]:
         """Send a PostgreSQL notification with the next group commit (see :meth:`add_step_row`).
@@ -710,11 +710,6 @@ class Store:
     async def notify(self, channel: str, payload: str) -> None:
         """:meth:`notify_later`, returning once the notice is committed."""
         await self.notify_later(channel, payload)
-
-    async def _group_commit(
-        self, pending: list[tuple[dict[str, Any], asyncio.Future[None]]], row: dict[str, Any]
-    ) -> None:
-        await self._join_commit(pending, row)
 
     def _join_commit(
         self, pending: list[tuple[dict[str, Any], asyncio.Future[None]]], row: dict[str, Any]

@@ -7,14 +7,14 @@ import asyncio
 import itertools
 import json
 import os
-from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
 from pgcluster import create_database
 from sqlalchemy import text
+from store_rows import queue, step_row
 
-from server.store import StepRow, Store, StoreError
+from server.store import Store, StoreError
 from server.store import store as store_module
 
 _numbers = itertools.count()
@@ -22,15 +22,8 @@ _numbers = itertools.count()
 
 @pytest.fixture
 def database_url(postgres_base_url: str) -> str:
+    """PostgreSQL only (the shared ``store`` fixture opens it)."""
     return create_database(postgres_base_url, f"conn_{os.getpid()}_{next(_numbers)}")
-
-
-@pytest.fixture
-async def pg_store(database_url: str) -> AsyncIterator[Store]:
-    store = Store(database_url)
-    await store.open(upgrade=True)
-    yield store
-    await store.close()
 
 
 async def _listen(url: str, channel: str) -> psycopg.AsyncConnection[object]:
@@ -50,45 +43,20 @@ async def _received(connection: psycopg.AsyncConnection[object], count: int) -> 
 
 
 async def test_notices_ride_on_the_group_commit_after_the_rows_before_them(
-    pg_store: Store, database_url: str
+    store: Store, database_url: str
 ) -> None:
     match_id = "m1"
-    await pg_store.queue_match(
-        match_id,
-        game_name="g",
-        game_version=1,
-        players=["a", "b"],
-        start_clock=5,
-        play_clock=1,
-        policy="random",
-        config={},
-    )
+    await queue(store, match_id, ["a", "b"])
     listener = await _listen(database_url, "ggp_test")
     try:
-        first_step = asyncio.ensure_future(
-            pg_store.add_step(
-                match_id,
-                StepRow(
-                    step=0,
-                    moves=None,
-                    state="( (cell 1) )",
-                    state_time=1,
-                    errors=["", ""],
-                    response_times=[1, 1],
-                    raw_replies=["ready", "ready"],
-                    details=[None, None],
-                ),
-            )
-        )
-        notices = [
-            pg_store.notify_later("ggp_test", json.dumps({"n": number})) for number in range(5)
-        ]
-        await pg_store.notify("ggp_other", "ignored here")
+        first_step = asyncio.ensure_future(store.add_step(match_id, step_row(0)))
+        notices = [store.notify_later("ggp_test", json.dumps({"n": number})) for number in range(5)]
+        await store.notify("ggp_other", "ignored here")
         await first_step
         await asyncio.gather(*notices)
         assert [json.loads(p)["n"] for p in await _received(listener, 5)] == [0, 1, 2, 3, 4]
         # the row was committed no later than the notices about it
-        assert [row.step for row in await pg_store.steps(match_id)] == [0]
+        assert [row.step for row in await store.steps(match_id)] == [0]
     finally:
         await listener.close()
 
@@ -104,63 +72,44 @@ async def test_notices_need_postgresql(tmp_path: object) -> None:
 
 
 async def test_an_idle_connection_the_server_closed_is_replaced_before_use(
-    pg_store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 0.2)
-    async with pg_store.engine.connect() as connection:
+    async with store.engine.connect() as connection:
         pid = (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one()
     async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as admin:
         await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     await asyncio.sleep(0.3)
     # the pooled connection is dead; the store notices before the caller does
-    async with pg_store.engine.connect() as connection:
+    async with store.engine.connect() as connection:
         new_pid = (await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one()
     assert new_pid != pid
-    assert await pg_store.ping()
+    assert await store.ping()
 
 
 async def test_a_connection_handed_back_a_moment_ago_is_used_without_a_ping(
-    pg_store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pings: list[object] = []
-    dialect = pg_store.engine.sync_engine.dialect
+    dialect = store.engine.sync_engine.dialect
     real_ping = dialect.do_ping
     monkeypatch.setattr(
         dialect, "do_ping", lambda connection: pings.append(1) or real_ping(connection)
     )
     monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 60.0)
     for _ in range(5):
-        await pg_store.list_players()
+        await store.list_players()
     assert pings == []
     monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 0.0)
-    await pg_store.list_players()
+    await store.list_players()
     assert pings == [1]
 
 
-async def test_a_notice_that_fails_never_costs_the_rows_written_with_it(pg_store: Store) -> None:
-    await pg_store.queue_match(
-        "m2",
-        game_name="g",
-        game_version=1,
-        players=["a"],
-        start_clock=5,
-        play_clock=1,
-        policy="random",
-        config={},
-    )
-    row = StepRow(
-        step=0,
-        moves=None,
-        state="( (cell 1) )",
-        state_time=1,
-        errors=[""],
-        response_times=[1],
-        raw_replies=["ready"],
-        details=[None],
-    )
-    stored = asyncio.ensure_future(pg_store.add_step("m2", row))
-    too_long = pg_store.notify_later("ggp_test", "x" * 9000)  # PostgreSQL's limit is 8000
+async def test_a_notice_that_fails_never_costs_the_rows_written_with_it(store: Store) -> None:
+    await queue(store, "m2", ["a", "b"])
+    stored = asyncio.ensure_future(store.add_step("m2", step_row(0)))
+    too_long = store.notify_later("ggp_test", "x" * 9000)  # PostgreSQL's limit is 8000
     with pytest.raises(Exception, match="payload string too long"):
         await too_long
     await stored
-    assert [step.step for step in await pg_store.steps("m2")] == [0]
+    assert [step.step for step in await store.steps("m2")] == [0]

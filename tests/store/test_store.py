@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
+from store_rows import step_row
 
 from server.store import (
     Conflict,
@@ -12,17 +11,8 @@ from server.store import (
     MatchStatus,
     NotFound,
     SchemaOutOfDate,
-    StepRow,
     Store,
 )
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    store = Store(database_url)
-    await store.open(upgrade=True)
-    yield store
-    await store.close()
 
 
 async def test_a_fresh_database_is_refused_until_upgraded(database_url: str) -> None:
@@ -137,19 +127,6 @@ async def test_a_match_request_is_checked_in_one_read_and_queued_with_its_audit_
     assert len(await store.audit_trail()) == 1
 
 
-def _step(number: int) -> StepRow:
-    return StepRow(
-        step=number,
-        moves=None if number == 0 else [f"(m {number})", "noop"],
-        state=f"( (cell {number}) )",
-        state_time=1000 + number,
-        errors=["", ""],
-        response_times=[5, None],
-        raw_replies=["ready", None],
-        details=[None, {"kind": "timeout"}],
-    )
-
-
 async def test_a_match_from_queue_to_end(store: Store) -> None:
     match = await store.queue_match(
         "m1",
@@ -177,8 +154,8 @@ async def test_a_match_from_queue_to_end(store: Store) -> None:
     assert await store.claim_match("m1")
     assert not await store.claim_match("m1")
     for number in range(3):
-        await store.add_step("m1", _step(number))
-    assert await store.steps("m1") == [_step(0), _step(1), _step(2)]
+        await store.add_step("m1", step_row(number))
+    assert await store.steps("m1") == [step_row(0), step_row(1), step_row(2)]
     assert await store.end_match(
         "m1", status=MatchStatus.FINISHED, end_reason="terminal", goals=[100, 0], signed_record="{}"
     )

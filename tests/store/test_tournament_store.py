@@ -3,37 +3,14 @@ and the ratings kept match by match always equal a recomputation."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from sqlalchemy import update
+from store_rows import queue
 
 from server.league import RatingKeeper
 from server.league.ratings import compute
 from server.store import Conflict, MatchStatus, Store, TournamentStore
 from server.store.tables import matches
-
-
-@pytest.fixture
-async def store(database_url: str) -> AsyncIterator[Store]:
-    store = Store(database_url)
-    await store.open(upgrade=True)
-    yield store
-    await store.close()
-
-
-async def queue(store: Store, match_id: str, players: list[str], **more: object) -> None:
-    await store.queue_match(
-        match_id,
-        game_name="g",
-        game_version=1,
-        players=players,
-        start_clock=1,
-        play_clock=1,
-        policy="random",
-        config={},
-        **more,  # type: ignore[arg-type]
-    )
 
 
 async def test_a_schedule_key_is_queued_once_per_tournament(store: Store) -> None:
