@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, literal, select, union_all, update
 
 from server.store import MatchRow, MatchStatus, PlayerRecord, Store, now_ms
 from server.store.check_tables import player_checks
@@ -55,65 +55,81 @@ class Taken:
 ClaimOutcome = Claimed | Busy | Missing | Taken
 
 
+# The claim's statements, built once with bound parameters (SQLAlchemy then skips building
+# them and their cache keys on every claim).
+_LOCK_PLAYERS = (
+    select(players)
+    .where(players.c.name.in_(bindparam("names", expanding=True)))
+    .order_by(players.c.name)
+    # the lock serialises the claims of matches sharing a player
+    .with_for_update()
+)
+_CHECKING = -1
+"""The count a player being checked gets in :data:`_SEATS_TAKEN`: every seat taken."""
+_SEATS_TAKEN = union_all(
+    # the matches each player is running...
+    select(match_players.c.player, func.count().label("taken"))
+    .join(matches, matches.c.id == match_players.c.match_id)
+    .where(
+        match_players.c.player.in_(bindparam("names", expanding=True)),
+        matches.c.status == MatchStatus.RUNNING.value,
+    )
+    .group_by(match_players.c.player),
+    # ...and a player being checked (or about to be): the check takes its seats
+    select(player_checks.c.player, literal(_CHECKING).label("taken"))
+    .where(
+        player_checks.c.player.in_(bindparam("names", expanding=True)),
+        player_checks.c.status.in_((CHECK_QUEUED, CHECK_RUNNING)),
+    )
+    .distinct(),
+)
+_START = (
+    update(matches)
+    .where(matches.c.id == bindparam("match_id"), matches.c.status == MatchStatus.QUEUED.value)
+    .values(
+        status=MatchStatus.RUNNING.value,
+        started_at=bindparam("new_started_at"),
+        worker=bindparam("new_worker"),
+        job_id=bindparam("new_job_id"),
+    )
+)
+_STATUS = select(matches.c.status).where(matches.c.id == bindparam("match_id"))
+
+
 async def claim_match(store: Store, match: MatchRow, *, worker: str, job_id: int) -> ClaimOutcome:
     """Move ``match`` from queued to running for ``worker`` when its players have seats."""
     names = sorted({name for name in match.players if name})
     async with store.engine.begin() as connection:
-        rows = (
-            await connection.execute(
-                select(players)
-                .where(players.c.name.in_(names))
-                .order_by(players.c.name)
-                # the lock serialises the claims of matches sharing a player
-                .with_for_update()
-            )
-        ).all()
-        registered = {row.name: PlayerRecord.model_validate(dict(row._mapping)) for row in rows}
-        for name in names:
-            if name not in registered:
-                return Missing(name)
+        registered: dict[str, PlayerRecord] = {}
         busy: dict[str, int] = {}
         if names:
-            counted = await connection.execute(
-                select(match_players.c.player, func.count())
-                .join(matches, matches.c.id == match_players.c.match_id)
-                .where(
-                    match_players.c.player.in_(names),
-                    matches.c.status == MatchStatus.RUNNING.value,
-                )
-                .group_by(match_players.c.player)
-            )
-            busy = {str(row[0]): int(row[1]) for row in counted}
-        if names:
-            # a player being checked (or about to be) is busy: the check takes its seats
-            checked = await connection.scalar(
-                select(player_checks.c.player)
-                .where(
-                    player_checks.c.player.in_(names),
-                    player_checks.c.status.in_((CHECK_QUEUED, CHECK_RUNNING)),
-                )
-                .limit(1)
-            )
-            if checked is not None:
-                return Busy(str(checked))
+            rows = (await connection.execute(_LOCK_PLAYERS, {"names": names})).all()
+            registered = {row.name: PlayerRecord.model_validate(dict(row._mapping)) for row in rows}
+            for name in names:
+                if name not in registered:
+                    return Missing(name)
+            # counted after the lock (a statement of its own, so under READ COMMITTED it
+            # sees every claim committed while this one waited for the lock)
+            taken = await connection.execute(_SEATS_TAKEN, {"names": names})
+            for row in taken:
+                if int(row.taken) == _CHECKING:
+                    return Busy(str(row.player))
+                busy[str(row.player)] = int(row.taken)
         seats = Counter(name for name in match.players if name)
         for name, wanted in sorted(seats.items()):
             if busy.get(name, 0) + wanted > registered[name].max_matches:
                 return Busy(name)
         result = await connection.execute(
-            update(matches)
-            .where(matches.c.id == match.id, matches.c.status == MatchStatus.QUEUED.value)
-            .values(
-                status=MatchStatus.RUNNING.value,
-                started_at=now_ms(),
-                worker=worker,
-                job_id=job_id,
-            )
+            _START,
+            {
+                "match_id": match.id,
+                "new_started_at": now_ms(),
+                "new_worker": worker,
+                "new_job_id": job_id,
+            },
         )
         if result.rowcount != 1:
-            status = await connection.scalar(
-                select(matches.c.status).where(matches.c.id == match.id)
-            )
+            status = await connection.scalar(_STATUS, {"match_id": match.id})
             return Taken(MatchStatus(str(status)))
     return Claimed([registered[name] for name in match.players if name])
 

@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import json
 import os
+from typing import Any
 
 import psycopg
 import pytest
@@ -90,19 +91,37 @@ async def test_an_idle_connection_the_server_closed_is_replaced_before_use(
 async def test_a_connection_handed_back_a_moment_ago_is_used_without_a_ping(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pings: list[object] = []
-    dialect = store.engine.sync_engine.dialect
-    real_ping = dialect.do_ping
-    monkeypatch.setattr(
-        dialect, "do_ping", lambda connection: pings.append(1) or real_ping(connection)
-    )
+    pings: list[str] = []
+    for name, engine in (("write", store.engine), ("read", store.read_engine)):
+        dialect = engine.sync_engine.dialect
+        real_ping = dialect.do_ping
+
+        def counted(connection: object, name: str = name, real_ping: Any = real_ping) -> bool:
+            pings.append(name)
+            return bool(real_ping(connection))
+
+        monkeypatch.setattr(dialect, "do_ping", counted)
     monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 60.0)
     for _ in range(5):
         await store.list_players()
+        await store.add_audit("admin", "test", "x")
     assert pings == []
     monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 0.0)
     await store.list_players()
-    assert pings == [1]
+    await store.add_audit("admin", "test", "x")
+    assert pings == ["read", "write"]
+
+
+async def test_reads_run_in_autocommit_on_connections_of_their_own(store: Store) -> None:
+    """A read opens no transaction (no BEGIN, no ROLLBACK), and never switches a writer's
+    connection into autocommit and back."""
+    async with store.read_engine.connect() as connection:
+        raw = await connection.get_raw_connection()
+        assert raw.driver_connection.autocommit is True
+    async with store.engine.connect() as connection:
+        raw = await connection.get_raw_connection()
+        assert raw.driver_connection.autocommit is False
+    assert store.read_engine.pool is not store.engine.pool
 
 
 async def test_a_notice_that_fails_never_costs_the_rows_written_with_it(store: Store) -> None:

@@ -9,7 +9,9 @@ from pathlib import Path
 from sqlalchemy import insert, text
 
 from server.store import MatchStatus, Store, now_ms
+from server.store.player_checks import add_check, finish_check, start_check
 from server.store.tables import match_players, matches
+from server.workers.claims import Busy, Claimed, ClaimOutcome, Missing, Taken, claim_match
 
 from .harness import all_matches, open_store, prepared_database
 
@@ -106,3 +108,54 @@ async def test_a_player_is_never_in_more_matches_than_it_allows_across_workers(
     async with open_store(url) as store:
         counts = await store.count_matches()
     assert counts[MatchStatus.RUNNING] == 3 and counts[MatchStatus.QUEUED] == 297
+
+
+async def test_a_claim_needs_every_player_registered_with_a_free_seat_and_not_being_checked(
+    postgres_base_url: str,
+) -> None:
+    url = await prepared_database(postgres_base_url)
+    async with open_store(url) as store:
+        await store.add_player("one", "http://127.0.0.1:9/", max_matches=1)
+        await store.add_player("two", "http://127.0.0.1:8/", max_matches=2)
+        for match_id, seats in {
+            "first": ["one", "two"],
+            "one-again": ["one", None],
+            "two-twice": ["two", "two"],
+            "two-once": ["two", None],
+            "ghost": ["ghost", "two"],
+            "gone": [None, None],
+        }.items():
+            await store.queue_match(
+                match_id,
+                game_name="double_tictactoe_dengji",
+                game_version=1,
+                players=seats,
+                start_clock=1,
+                play_clock=1,
+                policy="random",
+                config={},
+            )
+
+        async def claim(match_id: str) -> ClaimOutcome:
+            match = await store.get_match(match_id)
+            return await claim_match(store, match, worker="w", job_id=1)
+
+        first = await claim("first")
+        assert isinstance(first, Claimed)
+        assert [player.name for player in first.players] == ["one", "two"]
+        await store.end_match("gone", status=MatchStatus.ABORTED, end_reason="aborted")
+        assert await claim("gone") == Taken(MatchStatus.ABORTED)
+        assert await claim("one-again") == Busy("one")  # one seat, taken
+        assert await claim("two-twice") == Busy("two")  # one of two taken, two wanted
+        assert await claim("ghost") == Missing("ghost")
+        check = await add_check(
+            store, "two", trigger="test", target="x", start_clock=1, play_clock=1
+        )
+        assert await claim("two-once") == Busy("two")  # a queued check takes its seats
+        await start_check(store, check.id, target="x")
+        assert await claim("two-once") == Busy("two")  # so does a running one
+        await finish_check(store, check.id, passed=True, items=[], latency_ms=1)
+        assert isinstance(await claim("two-once"), Claimed)
+        counts = await store.count_matches()
+    assert counts[MatchStatus.RUNNING] == 2 and counts[MatchStatus.QUEUED] == 3
+    assert counts[MatchStatus.ABORTED] == 1
