@@ -297,6 +297,17 @@ class Store:
             yield connection
 
     @contextlib.asynccontextmanager
+    async def _writing_one(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for one write statement, atomic on its own: on PostgreSQL in
+        autocommit (no BEGIN, no COMMIT: two round trips less), on SQLite a transaction."""
+        if self.is_sqlite:
+            async with self._writing() as connection:
+                yield connection
+        else:
+            async with self.read_engine.connect() as connection:
+                yield connection
+
+    @contextlib.asynccontextmanager
     async def _reading(self) -> AsyncIterator[AsyncConnection]:
         """One connection for reads (on PostgreSQL in autocommit: no BEGIN, no ROLLBACK)."""
         async with self.read_engine.connect() as connection:
@@ -837,7 +848,7 @@ class Store:
     ) -> bool:
         """Mark a match finished or aborted (at `finished_at`, default now); never touches
         a match that already ended."""
-        async with self._writing() as connection:
+        async with self._writing_one() as connection:
             result = await connection.execute(
                 _END_MATCH,
                 {

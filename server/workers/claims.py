@@ -144,7 +144,7 @@ async def end_lost_match(
     signed_record: str | None,
 ) -> bool:
     """Mark a running match aborted, only while the job that claimed it still holds it."""
-    async with store.engine.begin() as connection:
+    async with store._writing_one() as connection:
         result = await connection.execute(
             update(matches)
             .where(
@@ -167,7 +167,7 @@ async def still_running(store: Store, match_ids: list[str], *, worker: str) -> s
     """Which of ``match_ids`` are still running and held by ``worker``."""
     if not match_ids:
         return set()
-    async with store.engine.connect() as connection:
+    async with store.read_engine.connect() as connection:
         rows = await connection.execute(
             select(matches.c.id).where(
                 matches.c.id.in_(match_ids),
@@ -180,7 +180,7 @@ async def still_running(store: Store, match_ids: list[str], *, worker: str) -> s
 
 async def job_of(store: Store, match_id: str) -> tuple[int | None, str | None]:
     """(the job that claimed a match, the worker running it)."""
-    async with store.engine.connect() as connection:
+    async with store.read_engine.connect() as connection:
         row = (
             await connection.execute(
                 select(matches.c.job_id, matches.c.worker).where(matches.c.id == match_id)
@@ -191,7 +191,7 @@ async def job_of(store: Store, match_id: str) -> tuple[int | None, str | None]:
 
 async def one_step(store: Store, match_id: str, step: int) -> dict[str, Any] | None:
     """One stored step of a match, as a plain row, or ``None``."""
-    async with store.engine.connect() as connection:
+    async with store.read_engine.connect() as connection:
         row = (
             await connection.execute(
                 select(match_steps).where(
@@ -234,6 +234,6 @@ async def beat(
 
 async def workers_table(store: Store) -> list[dict[str, Any]]:
     """Every worker that ever ran, with its load and last heartbeat."""
-    async with store.engine.connect() as connection:
+    async with store.read_engine.connect() as connection:
         rows = await connection.execute(select(match_workers).order_by(match_workers.c.name))
         return [dict(row._mapping) for row in rows]
