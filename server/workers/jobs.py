@@ -70,11 +70,15 @@ IDLE_CHECK_SECONDS = 1.0
 
 
 def pool_checking_idle_connections(**options: Any) -> psycopg_pool.AsyncConnectionPool:
-    """procrastinate's connection pool, testing a connection only after it sat idle.
+    """procrastinate's connection pool, testing a connection only after it sat idle, its
+    connections in autocommit.
 
     procrastinate has the pool test every connection it hands out, a round trip for each
     query; a connection handed back a moment ago is alive, so only one idle for over
-    :data:`IDLE_CHECK_SECONDS` is tested (and replaced when dead).
+    :data:`IDLE_CHECK_SECONDS` is tested (and replaced when dead).  Every query
+    procrastinate sends through the pool is one statement (a call of one of its
+    functions), atomic on its own; outside autocommit the pool wrapped each in BEGIN and
+    COMMIT, two more round trips a query.
     """
     handed_back: weakref.WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = (
         weakref.WeakKeyDictionary()
@@ -88,7 +92,12 @@ def pool_checking_idle_connections(**options: Any) -> psycopg_pool.AsyncConnecti
     async def note_return(connection: psycopg.AsyncConnection[Any]) -> None:
         handed_back[connection] = time.monotonic()
 
-    options.update(check=check, reset=note_return)
+    async def in_autocommit(connection: psycopg.AsyncConnection[Any]) -> None:
+        # set on each new connection, not through the pool's ``kwargs``: procrastinate
+        # opens its listening connection with those and ``autocommit`` of its own
+        await connection.set_autocommit(True)
+
+    options.update(check=check, reset=note_return, configure=in_autocommit)
     return psycopg_pool.AsyncConnectionPool(**options)
 
 

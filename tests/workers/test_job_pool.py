@@ -64,3 +64,20 @@ async def test_an_idle_connection_the_server_closed_is_replaced_before_use(
         assert await _backend_pid(pool) != pid
     finally:
         await pool.close()
+
+
+async def test_the_job_systems_queries_run_without_begin_and_commit(
+    postgres_base_url: str,
+) -> None:
+    """Each query procrastinate sends is one statement; in autocommit it costs one round
+    trip, not three."""
+    url = conninfo(await prepared_database(postgres_base_url))
+    pool = pool_checking_idle_connections(conninfo=url, min_size=1, max_size=1, open=False)
+    await pool.open(wait=True)
+    try:
+        async with pool.connection() as connection:
+            assert connection.autocommit
+            await connection.execute("SELECT 1")
+            assert connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    finally:
+        await pool.close()
