@@ -55,6 +55,9 @@ class GroundProgram:
     predicates: dict[str, RelationKey] = field(default_factory=dict)
     estimate_floor: int = 0
     """The lower bound of the cost estimate counted while grounding (0 when not)."""
+    opened_by: dict[int, int] = field(default_factory=dict)
+    """The input each choice rule on one atom opens, by that atom: the ``true`` atom of
+    each ``next`` atom that is not a fact, the ``does`` atom of each ``legal`` atom."""
 
     def read_names(self, deadline: float = float("inf")) -> None:
         """Decode the printed atoms into ``names`` and ``facts`` (once)."""
@@ -111,6 +114,7 @@ class _Collector:
             self.too_many = GroundingTooLarge(f"more than {max_rules} ground rules")
         self.deadline = deadline
         self.choices: set[int] = set()
+        self.opened_by: dict[int, int] = {}
         self.work_budget = work_budget
         self.floor = EstimateFloor(self.choices) if work_budget < float("inf") else None
         self.rules: list[tuple[int, tuple[int, ...]]] = []
@@ -120,6 +124,8 @@ class _Collector:
     def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
         if choice:
             self.choices.update(head)
+            if len(body) == 1 and len(head) == 1:
+                self.opened_by[body[0]] = head[0]
             return
         if len(head) != 1:
             self.stop(CompileError("the ground program has a rule without a single head"))
@@ -214,6 +220,7 @@ def ground(
         rules=collector.rules,
         symbols=collector.symbols,
         predicates=translator.keys_by_predicate,
+        opened_by=collector.opened_by,
     )
     if collector.floor is not None:
         program.estimate_floor = collector.floor.estimate(len(collector.rules))
