@@ -204,9 +204,9 @@ def test_grounding_stops_once_the_floor_passes_the_budget(
     counted: list[int] = []
     add = EstimateFloor.add
 
-    def counting(self: EstimateFloor, head: int, body: list[int]) -> None:
-        counted.append(head)
-        add(self, head, body)
+    def counting(self: EstimateFloor, rules: list[tuple[int, tuple[int, ...]]]) -> None:
+        counted.extend(head for head, _ in rules)
+        add(self, rules)
 
     monkeypatch.setattr(EstimateFloor, "add", counting)
     with pytest.raises(NetworkOverBudget):
@@ -214,6 +214,29 @@ def test_grounding_stops_once_the_floor_passes_the_budget(
     total = len(ground(rules, max_rules=10**6, deadline=1e9).rules)
     # stopped at the first look at the bound past the budget, not at the end
     assert 0 < len(counted) < total / 2 + 1024
+
+
+@pytest.mark.parametrize("game", ["nineBoardTicTacToe", "double_tictactoe_dengji"])
+def test_every_input_is_opened_before_a_rule_reads_it(
+    monkeypatch: pytest.MonkeyPatch, game: str
+) -> None:
+    """What counting the floor in batches rests on: the inputs opened since a rule was
+    emitted are not in its body, so the batch counts it as it was counted when emitted."""
+    rules = parse_gdl((ROOT / "server" / "games" / f"{game}.kif").read_text())
+    seen: list[tuple[list[int], set[int]]] = []
+    rule = grounder._Collector.rule
+
+    def recording(self: Any, choice: bool, head: list[int], body: list[int]) -> None:
+        if not choice:
+            seen.append((body, {literal for literal in body if literal in self.choices}))
+        rule(self, choice, head, body)
+
+    monkeypatch.setattr(grounder._Collector, "rule", recording)
+    program = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
+    assert len(seen) == len(program.rules) and program.choices
+    on_inputs = [{literal for literal in body if literal in program.choices} for body, _ in seen]
+    assert on_inputs == [known for _, known in seen]
+    assert any(on_inputs)
 
 
 def test_the_engine_refuses_by_the_floor_before_building_the_network(

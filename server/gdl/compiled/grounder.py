@@ -117,6 +117,8 @@ class _Collector:
         self.opened_by: dict[int, int] = {}
         self.work_budget = work_budget
         self.floor = EstimateFloor(self.choices) if work_budget < float("inf") else None
+        self.floored = 0
+        """The rules counted into the floor so far."""
         self.rules: list[tuple[int, tuple[int, ...]]] = []
         self.symbols: list[tuple[clingo.Symbol, int]] = []
         self.error: CompileError | None = None
@@ -134,17 +136,23 @@ class _Collector:
         count = len(rules)
         if count > self.max_rules:
             self.stop(self.too_many)
-        floor = self.floor
-        if floor is not None:
-            floor.add(head[0], body)
         if not count & 1023:
             if time.thread_time() > self.deadline:
                 self.stop(GroundingTooSlow("grounding took longer than the time limit"))
-            if floor is not None:
+            if self.floor is not None:
                 try:
-                    check_estimate(floor.estimate(count), self.work_budget)
+                    check_estimate(self.count_floor(), self.work_budget)
                 except CompileError as error:
                     self.stop(error)
+
+    def count_floor(self) -> int:
+        """The bound of the rules so far (counted since the last look, in one batch:
+        cheaper than rule by rule, and the same)."""
+        assert self.floor is not None
+        count = len(self.rules)
+        self.floor.add(self.rules[self.floored : count])
+        self.floored = count
+        return self.floor.estimate(count)
 
     def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
         self.stop(CompileError("the ground program has a weight rule"))
@@ -223,7 +231,7 @@ def ground(
         opened_by=collector.opened_by,
     )
     if collector.floor is not None:
-        program.estimate_floor = collector.floor.estimate(len(collector.rules))
+        program.estimate_floor = collector.count_floor()
     if read_names:
         program.read_names(deadline)
     return program
