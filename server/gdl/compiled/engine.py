@@ -117,7 +117,9 @@ class CompiledEngine:
         """Ground, optimise and generate code for a game.
 
         Raises :class:`CompileError` (with ``reason``) when the game cannot be
-        compiled: :class:`GroundingTooLarge` beyond ``max_ground_rules`` ground rules,
+        compiled: :class:`GroundingTooLarge` beyond ``max_ground_rules`` ground rules
+        or when the generated code is predicted past its size cap (from the ground
+        program, :mod:`server.gdl.compiled.ground_size`, then from the plan),
         :class:`GroundingOverBudget` (a :class:`GroundingTooSlow`) as soon as grounding
         passes the rules ``time_limit`` allows (:func:`rule_budget`),
         :class:`NetworkOverBudget` (a :class:`GroundingOverBudget`) as soon as grounding

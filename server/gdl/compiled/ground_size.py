@@ -11,10 +11,12 @@ folded, and bodies that differ in one required input merged as the plan merges t
 The bit a literal tests is not known before the fluents are sorted by name, so each
 counts the digits of the middle fluent or move.
 
-A prediction, not a bound: on the corpus it is 0.8 to 1.7 times the count of the
-plan where that passes a million characters (an over-count up to 18 times on smaller
-programs), every game that compiles (with up to 500,000 ground rules) counts at most
-4.3 million, and the games it refuses count 9 million or more.
+A prediction, not a bound: on the corpus it is 0.9 to 1.7 times the plan's count on
+most programs whose count passes a million characters, far less where the plan expands
+moves tested through atoms into many bodies (colonelBlottoVariant, four_way_battle:
+0.04 to 0.06 times) and up to 18 times more on a few small programs. Every game that
+compiles (with up to 500,000 ground rules) counts at most 4.3 million, the games it
+refuses 9 million or more.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from .grounder import GroundProgram
 MAX_PREDICTED_NEXT_CHARS = 6_000_000
 """The prediction past which a program is refused (the plan's own count,
 :data:`server.gdl.compiled.codegen.MAX_NEXT_BODY_CHARS`, has the same cap). On the
-corpus the games that compile count at most 4.3 million (snakeParallel 4.2, checkers
-at a 10 s budget 4.2, then 3.7 and less), the games refused count 9.1 million
-(mummymaze2p, kalaha5x2x3) to 304 million (mineClearingSmall)."""
+corpus the games that compile count at most 4.3 million (checkers at a 10 s budget
+4.2, snakeParallel 4.2, then pancakes 1.7 and less), the games refused count 9.1
+million (mummymaze2p, kalaha5x2x3) to 304 million (mineClearingSmall)."""
 
 MAX_SOURCE = 8_000_000
 """The cap on a generated module named in the refusal
