@@ -59,8 +59,9 @@ def check_estimate(estimate: int, work_budget: float) -> None:
 
 
 class EstimateFloor:
-    """A lower bound of the estimate, counted rule by rule while grounding, before the
-    names of the atoms (which tell the ``does`` atoms apart) are known.
+    """A lower bound of the estimate, counted while grounding (in batches of the rules
+    emitted since the last look), before the names of the atoms (which tell the
+    ``does`` atoms apart) are known.
 
     The estimate counts the bodies left after does-grouping, which merges the bodies of
     a head that differ only in one ``does`` literal. Here a body is counted only when no
