@@ -18,6 +18,7 @@ from server.gdl.compiled import (
     GroundingTooSlow,
     NetworkOverBudget,
     codegen,
+    ground_size,
     grounder,
     network,
 )
@@ -203,9 +204,9 @@ def test_grounding_stops_once_the_floor_passes_the_budget(
     counted: list[int] = []
     add = EstimateFloor.add
 
-    def counting(self: EstimateFloor, head: int, body: list[int]) -> None:
-        counted.append(head)
-        add(self, head, body)
+    def counting(self: EstimateFloor, rules: list[tuple[int, tuple[int, ...]]]) -> None:
+        counted.extend(head for head, _ in rules)
+        add(self, rules)
 
     monkeypatch.setattr(EstimateFloor, "add", counting)
     with pytest.raises(NetworkOverBudget):
@@ -213,6 +214,29 @@ def test_grounding_stops_once_the_floor_passes_the_budget(
     total = len(ground(rules, max_rules=10**6, deadline=1e9).rules)
     # stopped at the first look at the bound past the budget, not at the end
     assert 0 < len(counted) < total / 2 + 1024
+
+
+@pytest.mark.parametrize("game", ["nineBoardTicTacToe", "double_tictactoe_dengji"])
+def test_every_input_is_opened_before_a_rule_reads_it(
+    monkeypatch: pytest.MonkeyPatch, game: str
+) -> None:
+    """What counting the floor in batches rests on: the inputs opened since a rule was
+    emitted are not in its body, so the batch counts it as it was counted when emitted."""
+    rules = parse_gdl((ROOT / "server" / "games" / f"{game}.kif").read_text())
+    seen: list[tuple[list[int], set[int]]] = []
+    rule = grounder._Collector.rule
+
+    def recording(self: Any, choice: bool, head: list[int], body: list[int]) -> None:
+        if not choice:
+            seen.append((body, {literal for literal in body if literal in self.choices}))
+        rule(self, choice, head, body)
+
+    monkeypatch.setattr(grounder._Collector, "rule", recording)
+    program = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
+    assert len(seen) == len(program.rules) and program.choices
+    on_inputs = [{literal for literal in body if literal in program.choices} for body, _ in seen]
+    assert on_inputs == [known for _, known in seen]
+    assert any(on_inputs)
 
 
 def test_the_engine_refuses_by_the_floor_before_building_the_network(
@@ -227,3 +251,94 @@ def test_the_engine_refuses_by_the_floor_before_building_the_network(
     monkeypatch.setattr(compiled_engine, "build_network", no_network)
     with pytest.raises(NetworkOverBudget):
         CompiledEngine.from_rules(rules)
+
+
+TABLES_ONLY = """
+(role r)
+(init (lamp))
+(init (kept))
+(<= (legal r push) (true (lamp)))
+(<= (legal r stay) (true (lamp)))
+(<= (legal r jump) (true (lamp)))
+(<= pushed (does r push))
+(<= pushed (does r jump))
+(<= (next (lamp)) (true (lamp)) (not pushed))
+(<= (next (seen)) (true (seen)))
+(<= (next (on)) (does r push))
+(<= (next (kept)) (true (kept)) (does r stay))
+(<= terminal (true (on)))
+(<= (goal r 100) terminal)
+(<= (goal r 0) (not terminal))
+"""
+"""Every next-state body goes into the plan's tables: a fluent that persists unless a
+move (through an atom defined by moves) is played, one that persists, one a move sets,
+one that persists while a move is played."""
+
+COUNTER = """
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4)
+(init (count 0))
+(<= (next (count ?y)) (true (count ?x)) (succ ?x ?y) (does r stay))
+"""
+"""Next-state bodies left to code: each tests another fluent than the one it sets."""
+
+
+def predicted_and_counted(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> tuple[list[int], int, list[object]]:
+    """The sizes predicted from the ground program while the network is built, the
+    count of the plan, and the plan's next-state bodies left to code."""
+    predicted: list[int] = []
+    predict = ground_size.predicted_next_chars
+
+    def recording(*args: Any) -> int:
+        predicted.append(predict(*args))
+        return predicted[-1]
+
+    monkeypatch.setattr(ground_size, "predicted_next_chars", recording)
+    rules = parse_gdl(text)
+    program = ground(rules, max_rules=10**6, deadline=1e9, read_names=False)
+    plan = build_plan(build_network(program, _roles(rules)))
+    assert plan.next is not None
+    return predicted, codegen.next_body_chars(plan), list(plan.next.general)
+
+
+def test_bodies_the_plan_puts_in_tables_are_not_predicted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    predicted, counted, general = predicted_and_counted(monkeypatch, TABLES_ONLY)
+    assert predicted == [0] and counted == 0 and general == []
+
+
+def test_the_prediction_from_the_ground_program_is_near_the_count_of_the_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    predicted, counted, general = predicted_and_counted(monkeypatch, TABLES_ONLY + COUNTER)
+    assert len(general) == 4 and 0.8 * counted <= predicted[0] <= 1.2 * counted
+    monkeypatch.undo()
+    predicted, counted, _ = predicted_and_counted(monkeypatch, shifting_counter(200))
+    assert 0.8 * counted <= predicted[0] <= 1.2 * counted
+
+
+def test_a_predicted_size_past_the_cap_is_refused_before_any_name_is_decoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = parse_gdl(shifting_counter(40))
+    predicted, _, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
+    monkeypatch.undo()
+    monkeypatch.setattr(ground_size, "MAX_PREDICTED_NEXT_CHARS", predicted[0] - 1)
+    monkeypatch.setattr(grounder, "decode_arguments", never_decode)
+    with pytest.raises(GroundingTooLarge) as caught:
+        CompiledEngine.from_rules(rules)
+    assert caught.value.reason == (
+        f"the generated code would exceed {codegen.MAX_SOURCE} characters"
+        " (predicted from the next-state rule bodies)"
+    )
+    monkeypatch.undo()
+    monkeypatch.setattr(ground_size, "MAX_PREDICTED_NEXT_CHARS", predicted[0])
+    engine = CompiledEngine.from_rules(rules)
+    assert ("cell", "1") in engine.next_state(engine.initial_state(), ["step"]).facts
+
+
+def test_the_early_prediction_has_the_cap_of_the_plan_count() -> None:
+    assert ground_size.MAX_PREDICTED_NEXT_CHARS == codegen.MAX_NEXT_BODY_CHARS
+    assert ground_size.MAX_SOURCE == codegen.MAX_SOURCE

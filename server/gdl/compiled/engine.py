@@ -15,6 +15,7 @@ from .batch import BatchRunner
 from .codegen import compile_plan
 from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
 from .estimate import work_budget
+from .gc_pause import garbage_collection_paused
 from .grounder import ground
 from .network import build_network
 from .plan import Plan, build_plan
@@ -117,7 +118,9 @@ class CompiledEngine:
         """Ground, optimise and generate code for a game.
 
         Raises :class:`CompileError` (with ``reason``) when the game cannot be
-        compiled: :class:`GroundingTooLarge` beyond ``max_ground_rules`` ground rules,
+        compiled: :class:`GroundingTooLarge` beyond ``max_ground_rules`` ground rules
+        or when the generated code is predicted past its size cap (from the ground
+        program, :mod:`server.gdl.compiled.ground_size`, then from the plan),
         :class:`GroundingOverBudget` (a :class:`GroundingTooSlow`) as soon as grounding
         passes the rules ``time_limit`` allows (:func:`rule_budget`),
         :class:`NetworkOverBudget` (a :class:`GroundingOverBudget`) as soon as grounding
@@ -125,25 +128,27 @@ class CompiledEngine:
         estimated to cost well over ``time_limit`` (:func:`work_budget`), and
         :class:`GroundingTooSlow` beyond ``time_limit`` seconds of CPU time of the
         calling thread (CPU time, so that a busy machine does not change which games
-        compile). ``setup_seconds`` records the CPU time it took.
+        compile). ``setup_seconds`` records the CPU time it took. Python's garbage
+        collector is paused meanwhile (:mod:`server.gdl.compiled.gc_pause`).
         """
         start = time.thread_time()
         deadline = start + time_limit
         roles = _roles(rules)
-        program = ground(
-            rules,
-            max_rules=max_ground_rules,
-            deadline=deadline,
-            budget=rule_budget(time_limit),
-            work_budget=work_budget(time_limit),
-            read_names=False,
-        )
-        network = build_network(program, roles, deadline, work_budget(time_limit))
-        try:
-            plan = build_plan(network, deadline)
-            namespace = compile_plan(plan, deadline)
-        except (RecursionError, MemoryError, SyntaxError) as error:
-            raise CompileError(f"the generated code does not compile ({error})") from error
+        with garbage_collection_paused():
+            program = ground(
+                rules,
+                max_rules=max_ground_rules,
+                deadline=deadline,
+                budget=rule_budget(time_limit),
+                work_budget=work_budget(time_limit),
+                read_names=False,
+            )
+            network = build_network(program, roles, deadline, work_budget(time_limit))
+            try:
+                plan = build_plan(network, deadline)
+                namespace = compile_plan(plan, deadline)
+            except (RecursionError, MemoryError, SyntaxError) as error:
+                raise CompileError(f"the generated code does not compile ({error})") from error
         if time.thread_time() > deadline:
             raise GroundingTooSlow("generating code took longer than the time limit")
         return cls(plan, namespace, time.thread_time() - start)

@@ -18,6 +18,8 @@ when even the bound passes the budget.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .errors import NetworkOverBudget
 
 US_PER_GROUND_RULE = 4
@@ -57,8 +59,9 @@ def check_estimate(estimate: int, work_budget: float) -> None:
 
 
 class EstimateFloor:
-    """A lower bound of the estimate, counted rule by rule while grounding, before the
-    names of the atoms (which tell the ``does`` atoms apart) are known.
+    """A lower bound of the estimate, counted while grounding (in batches of the rules
+    emitted since the last look), before the names of the atoms (which tell the
+    ``does`` atoms apart) are known.
 
     The estimate counts the bodies left after does-grouping, which merges the bodies of
     a head that differ only in one ``does`` literal. Here a body is counted only when no
@@ -79,19 +82,26 @@ class EstimateFloor:
         self.bodies = 0
         self.literals = 0
 
-    def add(self, head: int, body: list[int]) -> None:
-        """Count one ground rule."""
-        if len(body) > 1:
-            choices = self.choices
-            rest = [literal for literal in body if literal not in choices]
-            if len(rest) < len(body):  # maybe merged by does-grouping
-                key = (head, *rest)
-                seen = self.seen
-                if key in seen:
-                    return
-                seen.add(key)
-        self.bodies += 1
-        self.literals += len(body)
+    def add(self, rules: Sequence[tuple[int, tuple[int, ...]]]) -> None:
+        """Count ground rules (head, body literals), in the order clingo emitted them.
+
+        Counted in batches after they were emitted, not one by one: the inputs opened
+        since are never in the body of an earlier rule, so the count is the same."""
+        choices = self.choices
+        seen = self.seen
+        bodies = literals = 0
+        for head, body in rules:
+            if len(body) > 1:
+                rest = [literal for literal in body if literal not in choices]
+                if len(rest) < len(body):  # maybe merged by does-grouping
+                    key = (head, *rest)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+            bodies += 1
+            literals += len(body)
+        self.bodies += bodies
+        self.literals += literals
 
     def estimate(self, rules: int) -> int:
         """The bound (microseconds) after ``rules`` ground rules."""

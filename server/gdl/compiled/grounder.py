@@ -55,6 +55,9 @@ class GroundProgram:
     predicates: dict[str, RelationKey] = field(default_factory=dict)
     estimate_floor: int = 0
     """The lower bound of the cost estimate counted while grounding (0 when not)."""
+    opened_by: dict[int, int] = field(default_factory=dict)
+    """The input each choice rule on one atom opens, by that atom: the ``true`` atom of
+    each ``next`` atom that is not a fact, the ``does`` atom of each ``legal`` atom."""
 
     def read_names(self, deadline: float = float("inf")) -> None:
         """Decode the printed atoms into ``names`` and ``facts`` (once)."""
@@ -111,8 +114,11 @@ class _Collector:
             self.too_many = GroundingTooLarge(f"more than {max_rules} ground rules")
         self.deadline = deadline
         self.choices: set[int] = set()
+        self.opened_by: dict[int, int] = {}
         self.work_budget = work_budget
         self.floor = EstimateFloor(self.choices) if work_budget < float("inf") else None
+        self.floored = 0
+        """The rules counted into the floor so far."""
         self.rules: list[tuple[int, tuple[int, ...]]] = []
         self.symbols: list[tuple[clingo.Symbol, int]] = []
         self.error: CompileError | None = None
@@ -120,6 +126,8 @@ class _Collector:
     def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
         if choice:
             self.choices.update(head)
+            if len(body) == 1 and len(head) == 1:
+                self.opened_by[body[0]] = head[0]
             return
         if len(head) != 1:
             self.stop(CompileError("the ground program has a rule without a single head"))
@@ -128,17 +136,23 @@ class _Collector:
         count = len(rules)
         if count > self.max_rules:
             self.stop(self.too_many)
-        floor = self.floor
-        if floor is not None:
-            floor.add(head[0], body)
         if not count & 1023:
             if time.thread_time() > self.deadline:
                 self.stop(GroundingTooSlow("grounding took longer than the time limit"))
-            if floor is not None:
+            if self.floor is not None:
                 try:
-                    check_estimate(floor.estimate(count), self.work_budget)
+                    check_estimate(self.count_floor(), self.work_budget)
                 except CompileError as error:
                     self.stop(error)
+
+    def count_floor(self) -> int:
+        """The bound of the rules so far (counted since the last look, in one batch:
+        cheaper than rule by rule, and the same)."""
+        assert self.floor is not None
+        count = len(self.rules)
+        self.floor.add(self.rules[self.floored : count])
+        self.floored = count
+        return self.floor.estimate(count)
 
     def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
         self.stop(CompileError("the ground program has a weight rule"))
@@ -214,9 +228,10 @@ def ground(
         rules=collector.rules,
         symbols=collector.symbols,
         predicates=translator.keys_by_predicate,
+        opened_by=collector.opened_by,
     )
     if collector.floor is not None:
-        program.estimate_floor = collector.floor.estimate(len(collector.rules))
+        program.estimate_floor = collector.count_floor()
     if read_names:
         program.read_names(deadline)
     return program

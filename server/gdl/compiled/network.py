@@ -24,6 +24,7 @@ from ..graphs import strongly_connected_components
 from ..terms import RawTerm, sort_key
 from .errors import CompileError, check_deadline
 from .estimate import check_estimate, estimated_us
+from .ground_size import check_predicted_next_chars
 from .grounder import GroundProgram
 
 TRUE_KEY = ("true", 1, True)
@@ -90,17 +91,28 @@ def build_network(
     """Turn clingo's ground program into an optimised network, or raise CompileError.
 
     Raises :class:`NetworkOverBudget` while reading the program as soon as the
-    estimated cost of compiling it (:func:`estimated_us`) passes ``work_budget``.
+    estimated cost of compiling it (:func:`estimated_us`) passes ``work_budget``, and
+    :class:`GroundingTooLarge` before the names of its atoms are decoded when the code
+    of its next-state rules is predicted too large
+    (:func:`server.gdl.compiled.ground_size.predicted_next_chars`).
     """
     role_index = {role: index for index, role in enumerate(roles)}
+    roles_of_moves = program.does_roles()
     does_role = {
         atom: role_index[role]
-        for atom, role in program.does_roles().items()
+        for atom, role in roles_of_moves.items()
         if isinstance(role, str) and role in role_index
     }
     # counted before the names are decoded, which takes longer on a wide program
     grouping = _group_bodies(program, does_role, deadline, work_budget)
     estimate = grouping.estimate
+    check_predicted_next_chars(
+        program,
+        does_role.keys(),
+        roles_of_moves.keys() - does_role.keys(),
+        grouping.singles,
+        grouping.grouped,
+    )
     program.read_names(deadline)
     names = program.names
     fluent_atoms: dict[RawTerm, int] = {}

@@ -1,0 +1,81 @@
+"""Python's garbage collector is paused while a game is compiled, and only then."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from server.gdl.compiled import CompiledEngine, GroundingTooLarge
+from server.gdl.compiled import engine as compiled_engine
+from server.gdl.compiled.gc_pause import garbage_collection_paused
+from server.gdl.parser import parse_gdl
+
+GAME = """
+(role r)
+(init (at 1))
+(<= (legal r go) (true (at 1)))
+(<= (next (at 2)) (does r go))
+(<= terminal (true (at 2)))
+(<= (goal r 100) (true (at 2)))
+(<= (goal r 0) (true (at 1)))
+"""
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.enable()
+    yield
+    if not was_enabled:
+        gc.disable()
+
+
+def recording_ground(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether the collector was on, each time the engine grounded a game."""
+    seen: list[bool] = []
+    ground = compiled_engine.ground
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return ground(*args, **kwargs)
+
+    monkeypatch.setattr(compiled_engine, "ground", recording)
+    return seen
+
+
+def test_the_collector_is_off_while_compiling_and_on_after(
+    monkeypatch: pytest.MonkeyPatch, collector_on: None
+) -> None:
+    seen = recording_ground(monkeypatch)
+    engine = CompiledEngine.from_rules(parse_gdl(GAME))
+    assert seen == [False] and gc.isenabled()
+    assert engine.is_terminal(engine.next_state(engine.initial_state(), ["go"]))
+
+
+def test_the_collector_is_on_again_after_a_failed_attempt(
+    monkeypatch: pytest.MonkeyPatch, collector_on: None
+) -> None:
+    seen = recording_ground(monkeypatch)
+    with pytest.raises(GroundingTooLarge):
+        CompiledEngine.from_rules(parse_gdl(GAME), max_ground_rules=1)
+    assert seen == [False] and gc.isenabled()
+
+
+def test_a_collector_turned_off_before_stays_off(collector_on: None) -> None:
+    gc.disable()
+    with garbage_collection_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+
+
+def test_the_collector_is_on_again_only_when_the_last_pause_ends(collector_on: None) -> None:
+    first, second = garbage_collection_paused(), garbage_collection_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()  # the second attempt is still running
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
