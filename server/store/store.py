@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, Text, bindparam, event, func, insert, literal, select, update
+from sqlalchemy import ARRAY, Text, bindparam, event, func, insert, select, update
 from sqlalchemy.exc import DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -170,14 +170,16 @@ _SET_HEADER = (
 _INSERT_STEPS = insert(match_steps)
 
 
-def _notify_each(channel: str, payloads: list[str]) -> Any:
-    """One statement that sends every payload on ``channel`` (``pg_notify`` over an array)."""
-    rows = (
-        func.unnest(literal(payloads, ARRAY(Text)))
-        .table_valued("payload")
-        .render_derived(name="batch")
-    )
-    return select(func.pg_notify(channel, rows.c.payload)).select_from(rows)
+_PAYLOADS = (
+    func.unnest(bindparam("payloads", type_=ARRAY(Text)))
+    .table_valued("payload")
+    .render_derived(name="batch")
+)
+_NOTIFY_EACH = select(
+    func.pg_notify(bindparam("channel", type_=Text), _PAYLOADS.c.payload)
+).select_from(_PAYLOADS)
+"""One statement that sends every payload of an array on a channel (``pg_notify`` over
+``unnest``), built once."""
 
 
 def _settle(
@@ -812,7 +814,7 @@ class Store:
                 await connection.execute(_INSERT_STEPS, [row for row, _ in steps])
             for channel in dict.fromkeys(row["channel"] for row, _ in notices):
                 payloads = [row["payload"] for row, _ in notices if row["channel"] == channel]
-                await connection.execute(_notify_each(channel, payloads))
+                await connection.execute(_NOTIFY_EACH, {"channel": channel, "payloads": payloads})
 
     async def steps(self, match_id: str) -> list[StepRow]:
         async with self._reading() as connection:
