@@ -24,22 +24,21 @@ def _result(match: MatchRow) -> MatchResult:
     return match_result(match, [], [], key=match.id)
 
 
-async def _books(store: TournamentStore, scopes: set[str]) -> dict[str, RatingBook]:
+async def _books_and_counts(
+    store: TournamentStore, scopes: set[str]
+) -> tuple[dict[str, RatingBook], dict[tuple[str, str], int]]:
+    """Each scope's current ratings as a book, and each player's matches taken in, from
+    one read a scope."""
     books = {}
+    counts = {}
     for scope in scopes:
         rows = await store.ratings(scope)
         books[scope] = RatingBook(
             ratings={row.player: Rating(mu=row.mu, sigma=row.sigma) for row in rows}
         )
-    return books
-
-
-async def _counts(store: TournamentStore, scopes: set[str]) -> dict[tuple[str, str], int]:
-    counts = {}
-    for scope in scopes:
-        for row in await store.ratings(scope):
+        for row in rows:
             counts[scope, row.player] = row.matches
-    return counts
+    return books, counts
 
 
 def _apply(
@@ -126,8 +125,7 @@ class RatingKeeper:
             count, _, _ = await recompute_stored_ratings(self.store)
             return count
         scopes = {ALL_GAMES} | {m.game_name for m in new}
-        books = await _books(self.store, scopes)
-        counts = await _counts(self.store, scopes)
+        books, counts = await _books_and_counts(self.store, scopes)
         current, history = _apply(books, counts, new)
         await self.store.save_ratings([(m.id, m.finished_at or 0) for m in new], current, history)
         return len(new)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .errors import Conflict, NotFound
@@ -91,6 +91,13 @@ class StepErrors(BaseModel):
 
     errors: list[str]
     response_times: list[int | None]
+
+
+_DELETE_RATINGS = delete(ratings).where(
+    ratings.c.scope == bindparam("scope"),
+    ratings.c.player.in_(bindparam("players", expanding=True)),
+)
+"""The current ratings of some players of one scope, about to be written again."""
 
 
 class TournamentStore:
@@ -339,11 +346,12 @@ class TournamentStore:
                     insert(rated_matches),
                     [{"match_id": match_id, "finished_at": at} for match_id, at in taken],
                 )
+            changed: dict[str, list[str]] = {}
             for row in current:
+                changed.setdefault(row.scope, []).append(row.player)
+            for scope, players in changed.items():  # one statement a scope, not one a row
                 await connection.execute(
-                    delete(ratings).where(
-                        ratings.c.scope == row.scope, ratings.c.player == row.player
-                    )
+                    _DELETE_RATINGS, {"scope": scope, "players": sorted(set(players))}
                 )
             if current:
                 await connection.execute(insert(ratings), [row.model_dump() for row in current])
