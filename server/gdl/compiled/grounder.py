@@ -25,6 +25,7 @@ from .errors import (
     check_deadline,
 )
 from .estimate import EstimateFloor, check_estimate
+from .rule_observer import register_rule_observer
 
 SHOW_KEYWORDS = "".join(
     f"#show {predicate}/{arity}.\n" for (_, arity), predicate in KEYWORD_PREDICATES.items()
@@ -120,6 +121,8 @@ class _Collector:
         self.floored = 0
         """The rules counted into the floor so far."""
         self.rules: list[tuple[int, tuple[int, ...]]] = []
+        self.next_look = min(1024, self.max_rules + 1)
+        """The count of rules at which :meth:`look` is called next."""
         self.symbols: list[tuple[clingo.Symbol, int]] = []
         self.error: CompileError | None = None
 
@@ -133,17 +136,25 @@ class _Collector:
             self.stop(CompileError("the ground program has a rule without a single head"))
         rules = self.rules
         rules.append((head[0], tuple(body)))
-        count = len(rules)
+        if len(rules) >= self.next_look:
+            self.look()
+
+    def look(self) -> None:
+        """Stop past the rule cap, and look at the clock and the floor every 1,024
+        rules (one comparison a rule in :meth:`rule` instead of two)."""
+        count = len(self.rules)
         if count > self.max_rules:
             self.stop(self.too_many)
-        if not count & 1023:
-            if time.thread_time() > self.deadline:
-                self.stop(GroundingTooSlow("grounding took longer than the time limit"))
-            if self.floor is not None:
-                try:
-                    check_estimate(self.count_floor(), self.work_budget)
-                except CompileError as error:
-                    self.stop(error)
+        self.next_look = min(count + 1024 - count % 1024, self.max_rules + 1)
+        if count % 1024:
+            return
+        if time.thread_time() > self.deadline:
+            self.stop(GroundingTooSlow("grounding took longer than the time limit"))
+        if self.floor is not None:
+            try:
+                check_estimate(self.count_floor(), self.work_budget)
+            except CompileError as error:
+                self.stop(error)
 
     def count_floor(self) -> int:
         """The bound of the rules so far (counted since the last look, in one batch:
@@ -208,15 +219,19 @@ def ground(
 
     collector = _Collector(max_rules, deadline, budget, work_budget)
     control = clingo.Control(["--warn=none"], logger=log, message_limit=5)
-    # replace=True: the program goes to the collector only, not to the solver as well
-    # (nothing is solved; feeding the solver cost a quarter of the grounding time)
-    control.register_observer(collector, replace=True)  # type: ignore[arg-type]
+    # the program goes to the collector only, not to the solver as well (nothing is
+    # solved; feeding the solver cost a quarter of the grounding time)
+    registration = register_rule_observer(control, collector)
+    if registration is None:
+        control.register_observer(collector, replace=True)  # type: ignore[arg-type]
     try:
         control.add("base", [], text)
         control.ground([("base", [])])
     except Exception as error:
         if collector.error is not None:
             raise collector.error from None
+        if registration is not None and registration.failure is not None:
+            raise registration.failure from None
         if not isinstance(error, RuntimeError):
             raise
         raise CompileError(_refusal(messages, translator)) from error

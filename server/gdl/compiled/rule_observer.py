@@ -1,0 +1,96 @@
+"""The ground program handed to Python through clingo's C interface, without its wrapper.
+
+clingo's Python observer turns every ground rule's head and body into lists element by
+element before calling ``rule``; on a program of 100,000 rules that wrapper is about a
+fifth of the grounding time. :func:`register_rule_observer` registers an observer's
+``rule`` and ``output_atom`` directly as C callbacks instead, the literals unpacked in
+one call: the same calls with the same arguments, about 1 us less each. Where clingo's
+C interface cannot be reached this way it returns ``None`` and the caller registers the
+observer as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import clingo
+
+try:
+    from clingo._internal import _ffi, _lib
+except ImportError:  # another build of clingo: the wrapper is used instead
+    _ffi = _lib = None
+
+RULE_SIGNATURE = (
+    "bool(bool, clingo_atom_t const *, size_t, clingo_literal_t const *, size_t, void *)"
+)
+OUTPUT_ATOM_SIGNATURE = "bool(clingo_symbol_t, clingo_atom_t, void *)"
+
+
+class RuleObserver(Protocol):
+    """What is observed: the rules and the printed atoms."""
+
+    def rule(self, choice: bool, head: list[int], body: list[int]) -> None: ...
+
+    def output_atom(self, symbol: clingo.Symbol, atom: int) -> None: ...
+
+
+class Registration:
+    """The C callbacks of one observer (kept alive as long as the control grounds) and
+    the exception that stopped grounding, if any: a callback cannot raise into clingo,
+    so it keeps the exception here and tells clingo to stop."""
+
+    def __init__(self, observer: RuleObserver) -> None:
+        self.failure: BaseException | None = None
+        unpack = _ffi.unpack
+        observe_rule = observer.rule
+        observe_atom = observer.output_atom
+
+        def rule(
+            choice: bool, head: Any, head_size: int, body: Any, body_size: int, _: Any
+        ) -> bool:
+            try:
+                # an empty list comes as a null pointer, which cannot be unpacked
+                observe_rule(
+                    choice,
+                    unpack(head, head_size) if head_size else [],
+                    unpack(body, body_size) if body_size else [],
+                )
+            except BaseException as error:
+                return self.stop(error)
+            return True
+
+        def output_atom(symbol: int, atom: int, _: Any) -> bool:
+            try:
+                observe_atom(clingo.Symbol(symbol), atom)
+            except BaseException as error:
+                return self.stop(error)
+            return True
+
+        self.callbacks: list[Callable[..., bool]] = [
+            _ffi.callback(RULE_SIGNATURE, rule),
+            _ffi.callback(OUTPUT_ATOM_SIGNATURE, output_atom),
+        ]
+
+    def stop(self, error: BaseException) -> bool:
+        """Keep ``error`` and have clingo stop grounding (the answer to the callback)."""
+        self.failure = error
+        _lib.clingo_set_error(_lib.clingo_error_runtime, str(error).encode())
+        return False
+
+
+def register_rule_observer(control: clingo.Control, observer: RuleObserver) -> Registration | None:
+    """Register ``observer`` so that the program goes to it only (not to the solver),
+    through C callbacks; ``None`` (nothing registered) where that is not possible."""
+    if _ffi is None or _lib is None:
+        return None
+    try:
+        registration = Registration(observer)
+    except (AttributeError, MemoryError, TypeError):  # no C callbacks on this system
+        return None
+    c_observer = _ffi.new("clingo_ground_program_observer_t*")
+    c_observer.rule, c_observer.output_atom = registration.callbacks
+    replace = True
+    if not _lib.clingo_control_register_observer(control._rep, c_observer, replace, _ffi.NULL):
+        return None
+    return registration

@@ -1,0 +1,99 @@
+"""The ground program read through clingo's C interface is the one its Python observer
+reads, and grounding stops with the observer's exception."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import clingo
+import pytest
+
+from server.gdl.compiled import GroundingOverBudget, grounder
+from server.gdl.compiled.grounder import GroundProgram, ground
+from server.gdl.compiled.rule_observer import register_rule_observer
+from server.gdl.parser import parse_gdl
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Recorder:
+    """Every call, as clingo's Python observer interface makes it."""
+
+    def __init__(self, stop_after: int | None = None) -> None:
+        self.calls: list[tuple[bool, list[int], list[int]]] = []
+        self.atoms: list[tuple[str, int]] = []
+        self.stop_after = stop_after
+
+    def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
+        self.calls.append((choice, head, body))
+        if self.stop_after is not None and len(self.calls) > self.stop_after:
+            raise ValueError("seen enough")
+
+    def output_atom(self, symbol: clingo.Symbol, atom: int) -> None:
+        self.atoms.append((str(symbol), atom))
+
+
+PROGRAM = """
+cell(1..3). next(X) :- cell(X), not blocked(X). blocked(2) :- cell(3).
+{ move(X) } :- cell(X). won :- move(1), move(3), not move(2).
+#show cell/1. #show won/0.
+"""
+
+
+def observed(through_c: bool, observer: Recorder) -> Recorder:
+    control = clingo.Control(["--warn=none"])
+    if through_c:
+        registration = register_rule_observer(control, observer)
+        assert registration is not None
+    else:
+        control.register_observer(observer, replace=True)  # type: ignore[arg-type]
+    control.add("base", [], PROGRAM)
+    control.ground([("base", [])])
+    return observer
+
+
+def test_the_c_callbacks_make_the_calls_of_the_python_observer() -> None:
+    through_c = observed(True, Recorder())
+    through_python = observed(False, Recorder())
+    assert through_c.calls == through_python.calls
+    assert through_c.atoms == through_python.atoms
+    assert any(not body for _, _, body in through_c.calls)  # facts: empty bodies
+    assert any(choice for choice, _, _ in through_c.calls)
+    assert ("won", 0) not in through_c.atoms and ("cell(1)", 0) in through_c.atoms
+
+
+def test_an_exception_of_the_observer_stops_grounding_and_is_kept() -> None:
+    observer = Recorder(stop_after=2)
+    control = clingo.Control(["--warn=none"])
+    registration = register_rule_observer(control, observer)
+    assert registration is not None
+    control.add("base", [], PROGRAM)
+    with pytest.raises(RuntimeError, match="seen enough"):
+        control.ground([("base", [])])
+    assert isinstance(registration.failure, ValueError)
+    assert len(observer.calls) == 3
+
+
+def program_of(game: str, budget: int | None = None) -> GroundProgram:
+    rules = parse_gdl((ROOT / "server" / "games" / f"{game}.kif").read_text(encoding="utf-8"))
+    return ground(rules, max_rules=10**6, deadline=1e9, budget=budget, work_budget=1e18)
+
+
+@pytest.mark.parametrize("game", ["nineBoardTicTacToe", "double_tictactoe_dengji"])
+def test_a_game_grounds_to_the_same_program_either_way(
+    monkeypatch: pytest.MonkeyPatch, game: str
+) -> None:
+    through_c = program_of(game)
+    monkeypatch.setattr(grounder, "register_rule_observer", lambda control, observer: None)
+    through_python = program_of(game)
+    assert through_c.rules == through_python.rules and through_c.rules
+    assert through_c.choices == through_python.choices
+    assert through_c.opened_by == through_python.opened_by
+    assert through_c.names == through_python.names
+    assert through_c.facts == through_python.facts
+    assert through_c.estimate_floor == through_python.estimate_floor
+
+
+def test_the_rule_budget_stops_grounding_through_the_c_callbacks() -> None:
+    with pytest.raises(GroundingOverBudget):
+        program_of("nineBoardTicTacToe", budget=100)
