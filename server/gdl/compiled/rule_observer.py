@@ -42,6 +42,7 @@ class Registration:
 
     def __init__(self, observer: RuleObserver) -> None:
         self.failure: BaseException | None = None
+        self.c_observer: Any = None
         unpack = _ffi.unpack
         observe_rule = observer.rule
         observe_atom = observer.output_atom
@@ -86,11 +87,15 @@ def register_rule_observer(control: clingo.Control, observer: RuleObserver) -> R
         return None
     try:
         registration = Registration(observer)
-    except (AttributeError, MemoryError, TypeError):  # no C callbacks on this system
+        c_observer = _ffi.new("clingo_ground_program_observer_t*")
+        c_observer.rule, c_observer.output_atom = registration.callbacks
+        replace = True
+        registered = _lib.clingo_control_register_observer(
+            control._rep, c_observer, replace, _ffi.NULL
+        )
+    except Exception:  # no C callbacks here, or another layout of clingo's internals
         return None
-    c_observer = _ffi.new("clingo_ground_program_observer_t*")
-    c_observer.rule, c_observer.output_atom = registration.callbacks
-    replace = True
-    if not _lib.clingo_control_register_observer(control._rep, c_observer, replace, _ffi.NULL):
+    if not registered:
         return None
+    registration.c_observer = c_observer  # kept alive as long as the callbacks
     return registration
