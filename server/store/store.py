@@ -139,7 +139,7 @@ def _autocommit_engine(driver_url: str) -> AsyncEngine:
 # Statements a hosted match runs every time, built once: SQLAlchemy then skips building
 # them and their cache keys (some 0.2 ms of CPU time for the INSERT of a match) per call.
 _INSERT_AUDIT = insert(audit)
-_INSERT_MATCH = insert(matches).returning(*matches.c)
+_INSERT_MATCH = insert(matches)
 _INSERT_MATCH_PLAYERS = insert(match_players)
 _SELECT_MATCH = select(matches).where(matches.c.id == bindparam("match_id"))
 _LATEST_GAME = (
@@ -626,26 +626,23 @@ class Store:
                             "detail": None,
                         },
                     )
-                row = (
-                    await connection.execute(
-                        _INSERT_MATCH,
-                        {
-                            "id": match_id,
-                            "game_name": game_name,
-                            "game_version": game_version,
-                            "status": MatchStatus.QUEUED.value,
-                            "players": list(players),
-                            "start_clock": start_clock,
-                            "play_clock": play_clock,
-                            "policy": policy,
-                            "config": dict(config),
-                            "tournament_id": tournament_id,
-                            "schedule_key": schedule_key,
-                            "requeued_from": requeued_from,
-                            "queued_at": now_ms(),
-                        },
-                    )
-                ).one()
+                values = {
+                    "id": match_id,
+                    "game_name": game_name,
+                    "game_version": game_version,
+                    "status": MatchStatus.QUEUED.value,
+                    "players": list(players),
+                    "start_clock": start_clock,
+                    "play_clock": play_clock,
+                    "policy": policy,
+                    "config": dict(config),
+                    "tournament_id": tournament_id,
+                    "schedule_key": schedule_key,
+                    "requeued_from": requeued_from,
+                    "queued_at": now_ms(),
+                }
+                # the row is what was written: nothing to read back (no RETURNING)
+                await connection.execute(_INSERT_MATCH, values)
                 await connection.execute(
                     _INSERT_MATCH_PLAYERS,
                     [
@@ -660,7 +657,16 @@ class Store:
                     f"of {tournament_id!r} exists already"
                 ) from error
             raise Conflict(f"a match with the id {match_id!r} exists already") from error
-        return MatchRow.model_validate(dict(row._mapping))
+        return MatchRow.model_validate(
+            {
+                **values,
+                "started_at": None,
+                "finished_at": None,
+                "end_reason": None,
+                "end_message": None,
+                "goals": None,
+            }
+        )
 
     async def get_match(self, match_id: str) -> MatchRow:
         async with self._reading() as connection:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .errors import Conflict, NotFound
@@ -98,6 +98,12 @@ _DELETE_RATINGS = delete(ratings).where(
     ratings.c.player.in_(bindparam("players", expanding=True)),
 )
 """The current ratings of some players of one scope, about to be written again."""
+_LAST_RATED = (
+    select(rated_matches.c.finished_at, rated_matches.c.match_id)
+    .order_by(rated_matches.c.finished_at.desc(), rated_matches.c.match_id.desc())
+    .limit(1)
+)
+"""The latest match taken into the ratings (by when it finished, then by id)."""
 
 
 class TournamentStore:
@@ -293,15 +299,8 @@ class TournamentStore:
     async def last_rated(self) -> tuple[int, str] | None:
         """(finished_at, match id) of the latest match taken in, if any."""
         async with self.store._reading() as connection:
-            latest = await connection.scalar(select(func.max(rated_matches.c.finished_at)))
-            if latest is None:
-                return None
-            match_id = await connection.scalar(
-                select(func.max(rated_matches.c.match_id)).where(
-                    rated_matches.c.finished_at == latest
-                )
-            )
-        return int(latest), str(match_id)
+            row = (await connection.execute(_LAST_RATED)).first()
+        return None if row is None else (int(row.finished_at), str(row.match_id))
 
     async def ratings(self, scope: str) -> list[RatingRow]:
         """Current ratings of one scope, best first (by mu minus three sigmas)."""

@@ -140,6 +140,7 @@ async def test_a_match_from_queue_to_end(store: Store) -> None:
         tournament_id="t",
     )
     assert match.status is MatchStatus.QUEUED
+    assert match == await store.get_match("m1")  # the row returned is the row stored
     with pytest.raises(Conflict):
         await store.queue_match(
             "m1",
