@@ -19,7 +19,7 @@ from shared_material import shared_path
 
 from server.gdl.interpreter import Interpreter
 from server.gdl.interpreter import engine as interpreter_engine
-from server.gdl.interpreter.engine import MATERIALISE_BUDGET
+from server.gdl.interpreter.engine import MATERIALISE_BUDGET, _TrialTimeout
 from server.gdl.parser import Rule, parse_gdl
 
 SIDE = 20
@@ -389,3 +389,40 @@ def _choice_along_playouts(game_rules: list[Rule]) -> str | None:
         for role in engine.roles:
             assert engine.goal_values(state, role) == reference.goal_values(state, role)
     return engine.budget_choice
+
+
+def test_a_cut_that_lands_where_python_ignores_it_rings_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An exception raised inside a garbage collector callback or a ``__del__`` is
+    ignored; the alarm that cuts a runaway call must ring again, not leave it to run."""
+    monkeypatch.setattr(interpreter_engine, "TRIAL_CUT_NS", 50_000_000)
+    monkeypatch.setattr(interpreter_engine, "OTHER_STATE_BUDGETS", (MATERIALISE_BUDGET,))
+    engine = Interpreter(rules(PAINT))
+    state = engine.initial_state()
+    engine.legal_moves(state, "painter")  # starts the trial
+    assert engine._trial is not None
+    swallowed: list[bool] = []
+
+    def forever_swallowing_the_first_cut(state: object) -> bool:
+        try:
+            while True:
+                pass
+        except _TrialTimeout:
+            swallowed.append(True)  # as if it had rung inside a gc callback
+        while True:
+            pass
+
+    def backstop(signum: int, frame: object) -> None:
+        raise AssertionError("the call was never cut again")
+
+    engine._trial.other._is_terminal = forever_swallowing_the_first_cut  # type: ignore[method-assign]
+    previous = signal.signal(signal.SIGALRM, backstop)
+    signal.alarm(10)
+    try:
+        assert engine.is_terminal(state) is False
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert swallowed == [True]
+    assert engine.budget_choice == "small" and engine._trial is None

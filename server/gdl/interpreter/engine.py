@@ -81,6 +81,10 @@ TRIAL_CUT_NS = 250_000_000
 """A call with the other budget of a trial is cut once that budget has taken
 TRIAL_CLEAR_FACTOR times the CPU time of the interpreter's own and this much more
 (compiling included)."""
+TRIAL_CUT_REPEAT_S = 0.02
+"""Once the cut is due, the alarm rings again every this many seconds of CPU time until
+the call stops: an exception raised where Python ignores it (a garbage collector
+callback, a ``__del__``) must not let the call run on for minutes."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
 SHARE_TRIAL = 64
 """States after which a state relation stops being shared between states when fewer
@@ -502,7 +506,9 @@ class _BudgetTrial:
                 raise _TrialTimeout()
 
         previous = signal.signal(signal.SIGPROF, alarm)
-        outer_delay, outer_interval = signal.setitimer(signal.ITIMER_PROF, allowed / 1e9)
+        outer_delay, outer_interval = signal.setitimer(
+            signal.ITIMER_PROF, allowed / 1e9, TRIAL_CUT_REPEAT_S
+        )
         if outer_delay and outer_delay <= allowed / 1e9:
             # the caller's own CPU-time alarm (a rules worker's step budget) would ring
             # first: leave it as it is, and keep the own budget rather than risk it
@@ -516,6 +522,7 @@ class _BudgetTrial:
             armed[0] = False
             took = self.clock() - start
         except _TrialTimeout:
+            armed[0] = False
             return True, self.clock() - start
         finally:
             armed[0] = False
