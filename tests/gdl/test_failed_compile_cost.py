@@ -35,6 +35,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CELLS = 1100
 
 
+PREDICTED_TOO_LARGE = (
+    f"the generated code would exceed {codegen.MAX_SOURCE} characters"
+    " (predicted from the next-state rule bodies)"
+)
+"""The refusal of a program whose code is predicted past the cap, by either count."""
+
+
 def shifting_counter(cells: int) -> str:
     """One token moving along ``cells`` cells: every cell's next state is a rule body of
     its own (not a persist or move table), and the game has over 1,024 named atoms."""
@@ -87,10 +94,7 @@ def test_code_over_the_size_cap_is_refused_before_any_is_generated(
     monkeypatch.setattr(codegen, "generate", no_generating)
     with pytest.raises(GroundingTooLarge) as caught:
         CompiledEngine.from_rules(rules)
-    assert caught.value.reason == (
-        f"the generated code would exceed {codegen.MAX_SOURCE} characters"
-        " (predicted from the next-state rule bodies)"
-    )
+    assert caught.value.reason == PREDICTED_TOO_LARGE
 
 
 def test_a_game_at_the_predicted_size_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -329,10 +333,7 @@ def test_a_predicted_size_past_the_cap_is_refused_before_any_name_is_decoded(
     monkeypatch.setattr(grounder, "decode_arguments", never_decode)
     with pytest.raises(GroundingTooLarge) as caught:
         CompiledEngine.from_rules(rules)
-    assert caught.value.reason == (
-        f"the generated code would exceed {codegen.MAX_SOURCE} characters"
-        " (predicted from the next-state rule bodies)"
-    )
+    assert caught.value.reason == PREDICTED_TOO_LARGE
     monkeypatch.undo()
     monkeypatch.setattr(ground_size, "MAX_PREDICTED_NEXT_CHARS", predicted[0])
     engine = CompiledEngine.from_rules(rules)
@@ -341,4 +342,3 @@ def test_a_predicted_size_past_the_cap_is_refused_before_any_name_is_decoded(
 
 def test_the_early_prediction_has_the_cap_of_the_plan_count() -> None:
     assert ground_size.MAX_PREDICTED_NEXT_CHARS == codegen.MAX_NEXT_BODY_CHARS
-    assert ground_size.MAX_SOURCE == codegen.MAX_SOURCE

@@ -290,15 +290,22 @@ def test_the_trial_counts_votes_not_sums() -> None:
     assert engine.budget_choice == "full"
 
 
-def test_a_call_that_runs_away_with_the_full_budget_is_cut(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """laikLee_hex materialises a path relation for minutes with the full budget."""
+def _trial_of_the_full_budget(monkeypatch: pytest.MonkeyPatch) -> tuple[Interpreter, object]:
+    """An interpreter on PAINT in a trial of the full budget, cut after 50 ms; its
+    initial state."""
     monkeypatch.setattr(interpreter_engine, "TRIAL_CUT_NS", 50_000_000)
     monkeypatch.setattr(interpreter_engine, "OTHER_STATE_BUDGETS", (MATERIALISE_BUDGET,))
     engine = Interpreter(rules(PAINT))
     state = engine.initial_state()
     engine.legal_moves(state, "painter")  # starts the trial
+    return engine, state
+
+
+def test_a_call_that_runs_away_with_the_full_budget_is_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """laikLee_hex materialises a path relation for minutes with the full budget."""
+    engine, state = _trial_of_the_full_budget(monkeypatch)
     assert engine._trial is not None
 
     def forever(state: object) -> bool:
@@ -396,11 +403,7 @@ def test_a_cut_that_lands_where_python_ignores_it_rings_again(
 ) -> None:
     """An exception raised inside a garbage collector callback or a ``__del__`` is
     ignored; the alarm that cuts a runaway call must ring again, not leave it to run."""
-    monkeypatch.setattr(interpreter_engine, "TRIAL_CUT_NS", 50_000_000)
-    monkeypatch.setattr(interpreter_engine, "OTHER_STATE_BUDGETS", (MATERIALISE_BUDGET,))
-    engine = Interpreter(rules(PAINT))
-    state = engine.initial_state()
-    engine.legal_moves(state, "painter")  # starts the trial
+    engine, state = _trial_of_the_full_budget(monkeypatch)
     assert engine._trial is not None
     swallowed: list[bool] = []
 

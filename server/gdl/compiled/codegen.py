@@ -21,11 +21,11 @@ than MAX_STATUS_GATES values.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .code_limits import DIGITS_PER_BIT, MAX_NEXT_BODY_CHARS, MAX_SOURCE, predicted_too_large
 from .errors import GroundingTooLarge, check_deadline
 from .plan import Conj, Gate, Lit, Plan, gate_refs, gates_needed
 
@@ -35,19 +35,6 @@ Ref = Callable[[int], str]
 MAX_INLINE_DEPTH = 25
 """Deeper expressions are stored in variables (CPython limits nesting)."""
 
-MAX_SOURCE = 8_000_000
-"""Larger generated modules are refused (compiling them would take too long)."""
-
-MAX_NEXT_BODY_CHARS = 6_000_000
-"""A plan whose next-state rule bodies left to code (:func:`next_body_chars`) take more
-characters than this is refused before any code is generated, as a module over
-:data:`MAX_SOURCE`: ``next`` and ``playout`` both write these bodies, and on the corpus
-a module is 0.99 to 1.44 times the count when it passes a million. A prediction, not a
-bound: every corpus game that compiles counts at most 4.7 million (snakeParallel, whose
-module takes 6.6 million characters); the games it refuses count 7.1 million
-(mummymaze2p) to 305 million, and generating their code took 0.6 s or more."""
-
-DIGITS_PER_BIT = math.log10(2)
 
 MAX_INLINE_TEST_CHARS = 400
 """A gate that is one test of input bits is written where it is read (when asked for)
@@ -610,10 +597,7 @@ def check_predicted_size(plan: Plan) -> None:
     """Raise :class:`GroundingTooLarge` when the plan's next-state bodies are too many
     to fit the module into :data:`MAX_SOURCE` (:data:`MAX_NEXT_BODY_CHARS`)."""
     if next_body_chars(plan) > MAX_NEXT_BODY_CHARS:
-        raise GroundingTooLarge(
-            f"the generated code would exceed {MAX_SOURCE} characters"
-            " (predicted from the next-state rule bodies)"
-        )
+        raise predicted_too_large()
 
 
 def compile_plan(plan: Plan, deadline: float = float("inf")) -> dict[str, Any]:

@@ -21,28 +21,23 @@ refuses 9 million or more.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection
 
-from .errors import GroundingTooLarge
+from .code_limits import (
+    DIGITS_PER_BIT,
+    MAX_MOVE_GATE_BODIES,
+    MAX_NEXT_BODY_CHARS,
+    predicted_too_large,
+)
 from .grounder import GroundProgram
 
-MAX_PREDICTED_NEXT_CHARS = 6_000_000
+MAX_PREDICTED_NEXT_CHARS = MAX_NEXT_BODY_CHARS
 """The prediction past which a program is refused (the plan's own count,
-:data:`server.gdl.compiled.codegen.MAX_NEXT_BODY_CHARS`, has the same cap). On the
+:data:`server.gdl.compiled.code_limits.MAX_NEXT_BODY_CHARS`, has the same cap). On the
 corpus the games that compile count at most 4.3 million (checkers at a 10 s budget
 4.2, snakeParallel 4.2, then pancakes 1.7 and less), the games refused count 9.1
 million (mummymaze2p, kalaha5x2x3) to 304 million (mineClearingSmall)."""
 
-MAX_SOURCE = 8_000_000
-"""The cap on a generated module named in the refusal
-(:data:`server.gdl.compiled.codegen.MAX_SOURCE`)."""
-
-MAX_MOVE_ATOM_BODIES = 64
-"""An atom defined by moves alone with more bodies than this is not inlined by the
-plan (:data:`server.gdl.compiled.plan.MAX_MOVE_GATE_BODIES`)."""
-
-DIGITS_PER_BIT = math.log10(2)
 
 Grouped = dict[tuple[int, int, tuple[int, ...]], list[int]]
 """Does-grouped bodies: per head, role and other literals, the ``does`` atoms merged."""
@@ -98,7 +93,7 @@ class _MoveAtoms:
         """Whether the bodies of ``atom`` have the shape of one defined by moves: a
         few, with positive literals on no fluent."""
         bodies = self.bodies[atom]
-        if not 0 < len(bodies) <= MAX_MOVE_ATOM_BODIES:
+        if not 0 < len(bodies) <= MAX_MOVE_GATE_BODIES:
             return False
         fluents = self.fluents
         for literals, _ in bodies:
@@ -243,7 +238,4 @@ def check_predicted_next_chars(
     :data:`MAX_PREDICTED_NEXT_CHARS`."""
     predicted = predicted_next_chars(program, does, ignored, singles, grouped)
     if predicted > MAX_PREDICTED_NEXT_CHARS:
-        raise GroundingTooLarge(
-            f"the generated code would exceed {MAX_SOURCE} characters"
-            " (predicted from the next-state rule bodies)"
-        )
+        raise predicted_too_large()

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from .code_limits import MAX_MOVE_GATE_BODIES
 from .errors import check_deadline
 from .network import Body, Network, Output
 
@@ -38,9 +39,6 @@ REGION_MIN = 8
 
 SPLIT_MIN = 4
 """An OR gate with at least this many bodies is split by region."""
-
-MAX_MOVE_GATE_BODIES = 64
-"""Gates over moves with more bodies than this stay gates instead of being inlined."""
 
 CHUNK_MIN = 12
 """Bodies left over after splitting by region are cut into chunks from this many on."""
