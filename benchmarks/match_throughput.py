@@ -182,15 +182,24 @@ async def benchmark(args: argparse.Namespace) -> None:
     print(
         f"game {args.game}, {args.matches} matches, at most {args.concurrency} at once, "
         f"fsync {'off' if args.no_fsync else 'on'}, {args.players} players, "
-        f"{'one kept-open connection per player and match' if args.keep_alive else 'one connection per message'}",
+        f"connections {'as the pings show' if args.keep_alive is None else 'kept' if args.keep_alive else 'one per message'}",
         flush=True,
     )
     from server.games import load_game
+    from server.match import PlayerAddress, ping_player
 
     game = load_game(args.game)
     start = player_process if args.players == "bundled" else fast_player_process
     async with start(1, args.port_range) as first, start(2, args.port_range) as second:
         urls = [first, second]
+        if args.keep_alive is None:
+            pings = [await ping_player(PlayerAddress.parse(url)) for url in urls]
+            args.keep_alive = all(ping.keeps_connections for ping in pings)
+            print(
+                f"the pings {'kept' if args.keep_alive else 'did not keep'} connections "
+                f"open: {'one kept-open connection per player and match' if args.keep_alive else 'one connection per message'}",
+                flush=True,
+            )
         # warm up: code paths compiled, caches full, the rules workers of as many matches at
         # once forked (a fork costs the server milliseconds, which the first row would carry)
         await measure(args, game, urls, True, args.concurrency)
@@ -237,9 +246,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--keep-alive",
-        action="store_true",
-        help="ask the players to keep each match's connection open (HTTP keep-alive) "
-        "instead of one connection per message as GGP-Base",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="ask the players to keep each match's connection open (HTTP keep-alive), or "
+        "with --no-keep-alive open one connection per message as GGP-Base; by default, as "
+        "`ggp match` does, kept connections for a player whose INFO ping kept one open",
     )
     parser.add_argument(
         "--no-logs", action="store_true", help="only the run without logs (default: both)"

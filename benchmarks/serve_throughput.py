@@ -8,8 +8,9 @@ registers the players, queues ``--matches`` matches of ``--game`` through
 the database and every log signed, as in production.  With ``--think-ms T`` the
 players answer each PLAY after T milliseconds, so matches stay running (with
 ``--step-limit`` to keep them from lasting too long) and the peak of matches held at
-once shows.  With ``--keep-alive`` the players are registered as keeping one
-connection open per match.  Prints one row:
+once shows.  The players are registered with ``keep_alive`` left at ``auto`` (the
+pings decide; the light players keep connections open), or ``--keep-alive`` /
+``--no-keep-alive`` (one connection per match or per message).  Prints one row:
 
 - matches per minute and steps per second over the whole run;
 - the server's CPU time per step (this process: API, queue, rules, store, signing);
@@ -19,7 +20,7 @@ connection open per match.  Prints one row:
 
 Usage: ``python benchmarks/serve_throughput.py [--database URL] [--game NAME]
 [--matches N] [--concurrency C] [--playclock S] [--think-ms T] [--step-limit N]
-[--player-processes N] [--keep-alive] [--loop auto|asyncio|uvloop]``; ``--list-columns`` prints the
+[--player-processes N] [--[no-]keep-alive] [--loop auto|asyncio|uvloop]``; ``--list-columns`` prints the
 column names, one per line.
 """
 
@@ -84,7 +85,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
                     "name": names[-1],
                     "url": player_url,
                     "max_matches": args.matches,
-                    "keep_alive": args.keep_alive,
+                    "keep_alive": "auto" if args.keep_alive is None else args.keep_alive,
                 }
                 async with session.post(f"{base}/api/players", json=body) as response:
                     assert response.status == 201, await response.text()
@@ -145,7 +146,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
         "matches": f"{counts['finished']}/{args.matches}",  # type: ignore[index]
         "concurrency": args.concurrency,
         "think_ms": args.think_ms,
-        "keep_alive": "yes" if args.keep_alive else "no",
+        "keep_alive": "auto" if args.keep_alive is None else "yes" if args.keep_alive else "no",
         "steps": steps,
         "wall_s": f"{wall:.1f}",
         "matches_per_minute": f"{60 * args.matches / wall:.0f}",
@@ -178,9 +179,11 @@ def main() -> int:
     parser.add_argument("--game", default="tictactoex9")
     parser.add_argument(
         "--keep-alive",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="register the players as keeping one connection open per match (HTTP "
-        "keep-alive) instead of one connection per message as GGP-Base",
+        "keep-alive), or with --no-keep-alive as taking one connection per message as "
+        "GGP-Base; by default auto: as their INFO pings show",
     )
     parser.add_argument("--matches", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=50)

@@ -127,10 +127,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--keep-alive",
-        action="store_true",
-        help="ask the player URLs to keep one connection open for the whole match (HTTP "
-        "keep-alive; less work per step for players that support it) instead of one "
-        "connection per message as GGP-Base",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="one kept-open connection per player for the whole match (HTTP keep-alive; "
+        "less work per step) or, with --no-keep-alive, one connection per message with "
+        "GGP-Base's exact request bytes; by default a player gets kept connections when its "
+        "reply to the INFO ping before the match kept the connection open (bundled players "
+        "do, GGP-Base's do not)",
     )
     parser.add_argument(
         "--allow-unreachable",
@@ -319,12 +322,20 @@ async def _play(
             players = [
                 None
                 if spec.url is None and spec.bundled is None
-                else Player(spec.bundled, next(started), keep_alive=args.keep_alive)
+                else Player(
+                    spec.bundled,
+                    next(started),
+                    keep_alive=args.keep_alive is not False,  # aiohttp keeps connections
+                )
                 if spec.bundled is not None
                 else Player(
                     pings[spec.role].name or spec.url.split("://")[-1].rstrip("/"),
                     spec.url,
-                    keep_alive=args.keep_alive,
+                    keep_alive=bool(
+                        pings[spec.role].keeps_connections
+                        if args.keep_alive is None
+                        else args.keep_alive
+                    ),
                 )
                 for spec in specs
             ]

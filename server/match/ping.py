@@ -44,6 +44,9 @@ class PingResult(BaseModel):
     """Why the player is unreachable, or what it said when its status was unusual."""
     raw_reply: str | None = None
     """The reply text, cut to 200 characters."""
+    keeps_connections: bool | None = None
+    """Whether the player's HTTP server agreed to keep the connection open (HTTP
+    keep-alive); ``None`` when unknown (no reply, or a channel other than HTTP)."""
 
     @property
     def reachable(self) -> bool:
@@ -59,12 +62,14 @@ async def ping_player(
 ) -> PingResult:
     """Send INFO to one player and read its answer; never raises for a player's fault.
 
+    The request asks for the connection to be kept open (``Connection: keep-alive``),
+    and the result says whether the reply agreed; the connection is closed either way.
     A reply that does not parse as an INFO reply, but came back, still proves a live
     player: players written before INFO existed answer with anything, so such a reply
     counts as ``available`` with the reason in ``message``.  A status other than
     ``available`` or ``busy`` counts as ``busy`` (the player says it cannot play now).
     """
-    return await ping_channel(HttpChannel(address, receiver), timeout=timeout)
+    return await ping_channel(HttpChannel(address, receiver, keep_alive=True), timeout=timeout)
 
 
 async def ping_channel(
@@ -72,8 +77,15 @@ async def ping_channel(
     *,
     timeout: float = DEFAULT_PING_TIMEOUT,  # noqa: ASYNC109 - one bound for the whole exchange
 ) -> PingResult:
-    """Send INFO over any channel (HTTP, or an outbound bot's socket); see :func:`ping_player`."""
+    """Send INFO over any channel (HTTP, or an outbound bot's socket); see :func:`ping_player`.
+
+    An :class:`HttpChannel` made with ``keep_alive`` tells whether the player keeps
+    connections open, and is closed after the reply."""
     reply = await channel.send(render(Info()), time_limit=timeout, max_bytes=PING_REPLY_LIMIT)
+    keeps: bool | None = None
+    if isinstance(channel, HttpChannel) and channel.kept is not None:
+        keeps = channel.kept.is_open if reply.ok else None
+        channel.close()
     if not reply.ok:
         return PingResult(
             status=PlayerStatus.UNREACHABLE, latency_ms=reply.elapsed_ms, message=reply.message
@@ -88,6 +100,7 @@ async def ping_channel(
             latency_ms=reply.elapsed_ms,
             message=f"the reply to INFO is not an INFO reply ({error})",
             raw_reply=raw,
+            keeps_connections=keeps,
         )
     if info.status in (None, "available"):
         status, message = PlayerStatus.AVAILABLE, ""
@@ -102,4 +115,5 @@ async def ping_channel(
         latency_ms=reply.elapsed_ms,
         message=message,
         raw_reply=raw,
+        keeps_connections=keeps,
     )

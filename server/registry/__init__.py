@@ -89,7 +89,7 @@ class Registry:
         channel = self.channel_for(player)
         try:
             if channel is None:
-                channel = HttpChannel(PlayerAddress.parse(player.url))
+                channel = HttpChannel(PlayerAddress.parse(player.url), keep_alive=True)
         except ValueError as error:
             return await self.store.record_ping(
                 player.name,
@@ -107,6 +107,7 @@ class Registry:
             message=result.message,
             reply=result.raw_reply,
             suspend_after=self.settings.suspend_after,
+            keeps_connections=result.keeps_connections,
         )
 
     async def _shared_ping(self, player: PlayerRecord) -> PlayerRecord:

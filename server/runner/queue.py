@@ -511,6 +511,16 @@ class QueueRunner:
             for listener in self.on_match_end:
                 listener(row, steps)
 
+    async def _with_connections_known(self, players: list[PlayerRecord]) -> list[PlayerRecord]:
+        """``players`` read again where the check before the match may have been the first
+        ping to show whether a player left at ``auto`` keeps connections open."""
+        return [
+            await self.store.get_player(player.name)
+            if player.keep_alive == "auto" and player.keeps_connections is None
+            else player
+            for player in players
+        ]
+
     async def _play(self, match: MatchRow, players: list[PlayerRecord]) -> Ended | None:
         """Play a match to its end and store it; returns what `_save_end` returns, or None
         when the match never started."""
@@ -526,6 +536,7 @@ class QueueRunner:
                 )
                 self.metrics.finished.labels(MatchStatus.ABORTED.value).inc()
                 return None
+            players = await self._with_connections_known(players)
         game, step_limit = await self._games.load(self.store, match.game_name, match.game_version)
         config = MatchConfig.model_validate(match.config)
         if config.step_limit is None:
@@ -538,7 +549,7 @@ class QueueRunner:
                 name,
                 known[name].url,
                 self.channel_for(known[name]),
-                keep_alive=known[name].keep_alive,
+                keep_alive=known[name].uses_kept_connections,
             )
             for name in match.players
         ]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 
 class MatchStatus(StrEnum):
@@ -43,9 +43,26 @@ class PlayerRecord(_Record):
     created_at: int
     connection: str = "http"
     """``http`` (the server posts to ``url``) or ``outbound`` (the bot connects by WebSocket)."""
-    keep_alive: bool = False
-    """Whether the server asks it to keep one HTTP connection open for a whole match
-    (``Connection: keep-alive``) instead of opening one per message as GGP-Base."""
+    keep_alive: bool | Literal["auto"] = "auto"
+    """``True``: the server asks it to keep one HTTP connection open for a whole match
+    (``Connection: keep-alive``); ``False``: one connection per message, with GGP-Base's
+    exact request bytes; ``"auto"``: as its latest answered ping showed."""
+    keeps_connections: bool | None = None
+    """Whether its HTTP server kept the connection of its latest answered ping open
+    (``None``: not known yet)."""
+
+    @field_validator("keep_alive", mode="before")
+    @classmethod
+    def _auto_when_null(cls, value: object) -> object:
+        return "auto" if value is None else value
+
+    @property
+    def uses_kept_connections(self) -> bool:
+        """Whether its next match keeps one connection open (``keep_alive``, or ``auto``
+        and a ping showed it keeps them)."""
+        if self.keep_alive == "auto":
+            return bool(self.keeps_connections)
+        return bool(self.keep_alive)
 
 
 class PingRecord(_Record):

@@ -16,7 +16,7 @@ import hashlib
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import ARRAY, Text, bindparam, event, func, insert, select, update
 from sqlalchemy.exc import DisconnectionError, IntegrityError
@@ -377,7 +377,7 @@ class Store:
         contact: str = "",
         notes: str = "",
         max_matches: int = 1,
-        keep_alive: bool = False,
+        keep_alive: bool | Literal["auto"] = "auto",
     ) -> PlayerRecord:
         """Register a player; :class:`Conflict` when the name is taken."""
         try:
@@ -393,7 +393,7 @@ class Store:
                         failures=0,
                         suspended=False,
                         max_matches=max_matches,
-                        keep_alive=keep_alive,
+                        keep_alive=None if keep_alive == "auto" else keep_alive,
                         created_at=now_ms(),
                     )
                 )
@@ -416,6 +416,8 @@ class Store:
     async def update_player(self, name: str, changes: Mapping[str, Any]) -> PlayerRecord:
         """Change some of :data:`PLAYER_FIELDS`; :class:`NotFound` for an unknown player."""
         values = {key: value for key, value in changes.items() if key in PLAYER_FIELDS}
+        if values.get("keep_alive") == "auto":
+            values["keep_alive"] = None
         if values.get("suspended") is False:
             values.update(suspended_reason=None, failures=0)
         if values:
@@ -444,8 +446,12 @@ class Store:
         message: str,
         reply: str | None,
         suspend_after: int,
+        keeps_connections: bool | None = None,
     ) -> PlayerRecord:
-        """Keep one ping in the history and the player's status; suspend after too many failures."""
+        """Keep one ping in the history and the player's status; suspend after too many failures.
+
+        ``keeps_connections`` (when known) is whether its HTTP server kept the ping's
+        connection open."""
         at = now_ms()
         failed = status == "unreachable"
         async with self._writing() as connection:
@@ -463,6 +469,8 @@ class Store:
             }
             if reply is not None:
                 values["last_reply"] = reply
+            if keeps_connections is not None:
+                values["keeps_connections"] = keeps_connections
             if failed and suspend_after > 0 and failures >= suspend_after:
                 values.update(
                     suspended=True,

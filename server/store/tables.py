@@ -18,7 +18,6 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    false,
 )
 
 metadata = MetaData(
@@ -56,7 +55,8 @@ players = Table(
     Column("max_matches", Integer, nullable=False, default=1),
     Column("created_at", BigInteger, nullable=False),
     Column("connection", String(20), nullable=False, default="http", server_default="http"),
-    Column("keep_alive", Boolean, nullable=False, default=False, server_default=false()),
+    Column("keep_alive", Boolean, nullable=True),
+    Column("keeps_connections", Boolean, nullable=True),
 )
 
 bot_tokens = Table(

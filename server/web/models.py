@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from server.match import PlayerAddress
 from server.records import SubstitutePolicy
@@ -17,6 +17,16 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$"
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _check_keep_alive(value: object) -> object:
+    if value is True or value is False or value == "auto":
+        return value
+    raise ValueError('keep_alive is true, false or "auto"')
+
+
+KeepAlive = Annotated[bool | Literal["auto"], BeforeValidator(_check_keep_alive)]
+"""Kept connections for a player: always, never, or as its pings show (``auto``)."""
 
 
 def _check_url(url: str) -> str:
@@ -48,11 +58,12 @@ class PlayerCreate(_Body):
     contact: str = Field(default="", max_length=500)
     notes: str = Field(default="", max_length=5000)
     max_matches: int = Field(default=1, ge=1, le=1000, description="Matches at once it accepts.")
-    keep_alive: bool = Field(
-        default=False,
-        description="Ask it to keep one HTTP connection open per match (Connection: "
-        "keep-alive) instead of one per message as GGP-Base; only for players that "
-        "support HTTP keep-alive.",
+    keep_alive: KeepAlive = Field(
+        default="auto",
+        description="true: ask it to keep one HTTP connection open per match (Connection: "
+        "keep-alive); false: one connection per message with GGP-Base's exact request "
+        "bytes; auto (the default): kept connections when its latest answered INFO ping "
+        "kept the connection open (keeps_connections).",
     )
 
     @field_validator("url")
@@ -72,7 +83,7 @@ class PlayerUpdate(_Body):
     contact: str | None = Field(default=None, max_length=500)
     notes: str | None = Field(default=None, max_length=5000)
     max_matches: int | None = Field(default=None, ge=1, le=1000)
-    keep_alive: bool | None = None
+    keep_alive: KeepAlive | None = None
     suspended: bool | None = None
     suspended_reason: str | None = Field(default=None, max_length=500)
 

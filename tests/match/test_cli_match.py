@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from counting_player import player_counting_connections
+
 from server.records import load_record
 from server.records.signing import load_host_key, verify_record_file
 
@@ -124,3 +126,47 @@ async def test_keep_alive_asks_for_kept_connections_and_still_plays_players_that
     matched = [request for request in fake.requests if b"( INFO" not in request]
     assert len(matched) == len(record.moves) + 2  # START, every PLAY, STOP
     assert all(b"\r\nConnection: keep-alive\r\n" in request for request in matched)
+
+
+async def test_by_default_a_player_gets_kept_connections_when_its_ping_kept_one_open(
+    tmp_path: Path,
+) -> None:
+    rules = tmp_path / "counting.kif"
+    rules.write_text(counting_game(3))
+    async with (
+        player_counting_connections(5) as (modern_url, seen),
+        FakePlayer() as old,  # answers HTTP/1.0 and closes, as GGP-Base's players
+    ):
+        code, out, err = await _ggp(
+            "match", str(rules), modern_url, old.url,
+            "--startclock", "5", "--playclock", "1", "--slack", "0.5",
+            "--no-sign", "--out", str(tmp_path),
+            env=_environment(tmp_path),
+        )  # fmt: skip
+    assert code == 0, err
+    record = load_record(out.strip().splitlines()[-1])
+    assert record.is_completed
+    messages = len(record.moves) + 2  # START, every PLAY, STOP
+    assert len(seen) == messages + 1  # and the INFO ping, on a connection of its own
+    assert len({id(transport) for transport in seen[1:]}) == 1
+    match_requests = [request for request in old.requests if b"( INFO" not in request]
+    assert len(match_requests) == messages
+    assert not any(b"Connection" in request for request in match_requests)  # GGP-Base's bytes
+
+
+async def test_no_keep_alive_opens_a_connection_per_message_even_for_players_that_keep_them(
+    tmp_path: Path,
+) -> None:
+    rules = tmp_path / "counting.kif"
+    rules.write_text(counting_game(3))
+    async with player_counting_connections(6) as (url, seen):
+        code, out, err = await _ggp(
+            "match", str(rules), url, "legal", "--no-keep-alive",
+            "--startclock", "5", "--playclock", "1", "--slack", "0.5",
+            "--no-sign", "--out", str(tmp_path),
+            env=_environment(tmp_path),
+        )  # fmt: skip
+    assert code == 0, err
+    record = load_record(out.strip().splitlines()[-1])
+    messages = len(record.moves) + 2
+    assert len({id(transport) for transport in seen}) == messages + 1

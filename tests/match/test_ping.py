@@ -96,3 +96,40 @@ async def test_a_flood_instead_of_an_info_reply_is_unreachable() -> None:
     async with replying(response_bytes("x" * 10_000)) as url:
         result = await ping_player(PlayerAddress.parse(url))
     assert result.status is PlayerStatus.UNREACHABLE
+
+
+async def test_a_ping_tells_whether_the_player_keeps_connections_open() -> None:
+    async with running(PlayerAgent(RandomPlayer(name="Dice"))) as url:  # aiohttp keeps them
+        assert (await ping_player(PlayerAddress.parse(url))).keeps_connections is True
+    async with replying(response_bytes("( ( name Old ) )")) as url:  # HTTP/1.0, as GGP-Base
+        assert (await ping_player(PlayerAddress.parse(url))).keeps_connections is False
+    result = await ping_player(PlayerAddress.parse(f"http://127.0.0.1:{unused_port()}/"))
+    assert result.keeps_connections is None  # no reply: not known
+
+
+async def test_a_ping_asks_to_keep_the_connection_and_then_closes_it() -> None:
+    heads: list[bytes] = []
+    after_reply: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append(head := await reader.readuntil(b"\r\n\r\n"))
+        await reader.readexactly(int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0]))
+        body = b"( ( name Kept ) ( status available ) )"
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        after_reply.append(await asyncio.wait_for(reader.read(), 5))  # b"": the server closed
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+        result = await ping_player(PlayerAddress.parse(url))
+        for _ in range(100):
+            if after_reply:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        server.close()
+    assert (result.name, result.keeps_connections) == ("Kept", True)
+    assert b"\r\nConnection: keep-alive\r\n" in heads[0]
+    assert after_reply == [b""]

@@ -34,7 +34,26 @@ async def test_players_are_registered_changed_and_deleted(store: Store) -> None:
     assert await store.owner_for_token(token + "x") is None
     player = await store.add_player("bot", "http://127.0.0.1:9147/", owner="alice", contact="a@b")
     assert (player.status, player.owner, player.max_matches) == ("unknown", "alice", 1)
-    assert player.keep_alive is False  # GGP-Base's way unless the host says otherwise
+    # kept connections only once a ping has shown that the player keeps them
+    assert (player.keep_alive, player.uses_kept_connections) == ("auto", False)
+    pinged = await store.record_ping(
+        "bot",
+        status="available",
+        latency_ms=2,
+        message="",
+        reply="( available )",
+        suspend_after=3,
+        keeps_connections=True,
+    )
+    assert (pinged.keeps_connections, pinged.uses_kept_connections) == (True, True)
+    silent = await store.record_ping(
+        "bot", status="unreachable", latency_ms=None, message="", reply=None, suspend_after=3
+    )
+    assert silent.keeps_connections is True  # a failed ping says nothing about it
+    off = await store.update_player("bot", {"keep_alive": False})
+    assert (off.keep_alive, off.uses_kept_connections) == (False, False)
+    back = await store.update_player("bot", {"keep_alive": "auto"})
+    assert (back.keep_alive, back.uses_kept_connections) == ("auto", True)
     with pytest.raises(Conflict):
         await store.add_player("bot", "http://127.0.0.1:9148/")
     changed = await store.update_player("bot", {"notes": "fast", "max_matches": 3})
