@@ -80,8 +80,18 @@ class Registry:
                 await asyncio.wait_for(self._stop.wait(), self.settings.ping_seconds)
 
     async def ping_all(self) -> list[PlayerRecord]:
-        """Ping every player that is not suspended, all at once."""
-        players = [player for player in await self.store.list_players() if not player.suspended]
+        """Ping every player that is not suspended and not in a running match, all at once.
+
+        A player in a match is left alone: many players (GGP-Base's, or any HTTP server
+        that handles one connection at a time, all the more on a kept connection) answer
+        nothing else until the match's message in hand is done, and a ping that waits
+        would count as a failure against a player that is doing its job."""
+        playing = await self.store.players_in_running_matches()
+        players = [
+            player
+            for player in await self.store.list_players()
+            if not player.suspended and player.name not in playing
+        ]
         return list(await asyncio.gather(*(self.ping(player) for player in players)))
 
     async def ping(self, player: PlayerRecord) -> PlayerRecord:

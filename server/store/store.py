@@ -413,6 +413,18 @@ class Store:
             rows = await connection.execute(select(players).order_by(players.c.name))
             return [PlayerRecord.model_validate(dict(row._mapping)) for row in rows]
 
+    async def players_in_running_matches(self) -> set[str]:
+        """The names of the players seated in a match that is running now."""
+        query = (
+            select(match_players.c.player)
+            .distinct()
+            .join(matches, matches.c.id == match_players.c.match_id)
+            .where(matches.c.status == MatchStatus.RUNNING.value)
+            .where(match_players.c.player.is_not(None))
+        )
+        async with self._reading() as connection:
+            return {str(name) for name in (await connection.scalars(query)).all()}
+
     async def update_player(self, name: str, changes: Mapping[str, Any]) -> PlayerRecord:
         """Change some of :data:`PLAYER_FIELDS`; :class:`NotFound` for an unknown player."""
         values = {key: value for key, value in changes.items() if key in PLAYER_FIELDS}

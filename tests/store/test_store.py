@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from store_rows import step_row
+from store_rows import queue, step_row
 
 from server.store import (
     Conflict,
@@ -214,3 +214,15 @@ async def test_queued_matches_are_claimed_a_page_at_a_time(store: Store) -> None
     assert sorted(match.id for match in running) == ["m0", "m1", "m2", "m4"]
     assert all(match.started_at is not None for match in running)
     assert [m.id for m in await store.list_matches(status=MatchStatus.QUEUED)] == ["m3"]
+
+
+async def test_the_players_in_running_matches_are_those_seated_in_one_now(store: Store) -> None:
+    for name in ("a", "b", "c"):
+        await store.add_player(name, f"http://127.0.0.1:{9100 + ord(name)}/")
+    await queue(store, "m.running", ["a", "b"])
+    await queue(store, "m.queued", ["c", "a"])
+    assert await store.players_in_running_matches() == set()
+    assert await store.claim_match("m.running")
+    assert await store.players_in_running_matches() == {"a", "b"}
+    await store.end_match("m.running", status=MatchStatus.FINISHED, end_reason="goal")
+    assert await store.players_in_running_matches() == set()

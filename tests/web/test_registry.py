@@ -36,3 +36,37 @@ async def test_scheduled_pings_keep_status_and_suspend_a_failing_player(tmp_path
         await asyncio.sleep(0.6)
         again = await (await client.get("/api/players/gone")).json()
         assert len(again["pings"]) == 3
+
+
+async def test_scheduled_pings_note_kept_connections_and_leave_players_in_a_match_alone(
+    tmp_path: Path,
+) -> None:
+    from server.registry import Registry, RegistrySettings
+    from server.store import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'ggp.db'}")
+    await store.open(upgrade=True)
+    try:
+        async with local_players(["random", "random"]) as (playing_url, idle_url):
+            await store.add_player("playing", playing_url)
+            await store.add_player("idle", idle_url)
+            await store.add_player("rival", idle_url)
+            await store.queue_match(
+                "m.1",
+                game_name="tictactoex9",
+                game_version=1,
+                players=["playing", "rival"],
+                start_clock=5,
+                play_clock=5,
+                policy="random",
+                config={},
+            )
+            assert await store.claim_match("m.1")  # running: its players are left alone
+            registry = Registry(store, RegistrySettings())
+            pinged = {player.name: player for player in await registry.ping_all()}
+        assert set(pinged) == {"idle"}
+        assert (pinged["idle"].status, pinged["idle"].keeps_connections) == ("available", True)
+        assert pinged["idle"].uses_kept_connections  # keep_alive left at auto
+        assert (await store.get_player("playing")).last_ping_at is None
+    finally:
+        await store.close()
