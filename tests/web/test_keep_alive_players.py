@@ -77,9 +77,14 @@ async def test_by_default_the_pings_decide_and_players_that_close_get_ggp_bases_
             assert response.status == 201, await response.text()
             assert (await response.json())["keep_alive"] == "auto"
         log = await _play(client, ["modern", "old"])  # pinged first: the first match knows
-        for name, keeps in (("modern", True), ("old", False)):
+        for name, keeps, shown in (
+            ("modern", True, "one kept open per match (its pings keep the connection open)"),
+            ("old", False, "one per message (its pings close the connection)"),
+        ):
             player = await (await client.get(f"/api/players/{name}")).json()
             assert player["keeps_connections"] is keeps, player
+            page = await (await client.get(f"/players/{name}")).text()
+            assert f'<dd id="player-connections">{shown}</dd>' in page
         messages = len(log["moves"]) + 2
         assert len({id(transport) for transport in modern_seen[-messages:]}) == 1
         match_requests = [request for request in old.requests if b"( INFO )" not in request]
