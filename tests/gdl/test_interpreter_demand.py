@@ -153,3 +153,52 @@ def test_a_negated_question_waits_for_the_cheap_filters_bound_before_it() -> Non
     assert asked._plan(rule, None) == [0, 2, 1]
     materialised = RuleCompiler(lambda key, spec, constants: 4.0)
     assert materialised._plan(rule, None) == [0, 1, 2]
+
+
+def failing(env: tuple) -> tuple:
+    """``env`` with a function that fails if asked."""
+
+    def ask(*arguments: object) -> None:
+        raise AssertionError("a rule asked after the one answer was found")
+
+    return (ask, *env[1:])
+
+
+def test_a_call_that_knows_every_argument_stops_at_its_answer() -> None:
+    engine = on_demand(LINE, CLEAR)
+    state = line_state(2, 3, 4, 5)
+    engine.legal_moves(state, "shooter")
+    table = engine._contexts[state].db[CLEAR]
+    assert isinstance(table, DemandTable) and table.solver is not None  # recursive
+    first, second = table.functions((0, 1))
+    table.bound[(0, 1)] = (first, failing(second))
+    assert table.lookup((0, 1), ("4", "5"), True) == (("4", "5"),)
+    with pytest.raises(AssertionError, match="asked after"):
+        table.lookup((0, 1), ("2", "5"), True)  # not by the first rule: the second is asked
+
+
+NEAR = """
+(role r)
+(adjacent 1 2) (adjacent 2 3)
+(init (at 1))
+(<= (near ?x ?y) (adjacent ?x ?y) (true (at ?x)))
+(<= (near ?x ?y) (adjacent ?y ?x) (true (at ?x)))
+(<= (legal r (go ?y)) (true (at ?x)) (near ?x ?y))
+(<= (next (at ?y)) (does r (go ?y)))
+(<= terminal (true (at 3)))
+(<= (goal r 100) (true (at 3)))
+"""
+
+
+def test_a_call_without_recursion_that_knows_every_argument_stops_at_its_answer() -> None:
+    near = ("near", 2)
+    engine = on_demand(NEAR, near)
+    state = State([("at", "2")])
+    assert engine.legal_moves(state, "r") == [("go", "1"), ("go", "3")]
+    table = engine._contexts[state].db[near]
+    assert isinstance(table, DemandTable) and table.solver is None
+    first, second = table.functions((0, 1))
+    table.bound[(0, 1)] = (first, failing(second))
+    assert table.lookup((0, 1), ("2", "3"), True) == (("2", "3"),)
+    with pytest.raises(AssertionError, match="asked after"):
+        table.lookup((0, 1), ("2", "1"), True)

@@ -279,13 +279,16 @@ class DemandTable:
     share a :class:`_Tabling` solver.
     """
 
-    __slots__ = ("engine", "key", "db", "memo", "solver", "bound")
+    __slots__ = ("engine", "key", "arity", "db", "memo", "solver", "bound")
 
     def __init__(
         self, engine: Interpreter, key: RelationKey, db: dict, solver: _Tabling | None = None
     ) -> None:
         self.engine = engine
         self.key = key
+        self.arity = 0 if isinstance(key, str) else key[1]
+        """A call that knows this many arguments has one answer at most: once found,
+        the rules left need not be asked."""
         self.db = db
         self.memo: dict[tuple, tuple] = {}
         self.solver = solver
@@ -319,8 +322,11 @@ class DemandTable:
         given = [values]
         add = self.engine._counted(facts)
         db = self.db
+        complete = len(positions) == self.arity
         for env in self.functions(positions):
             env[0](db, given, add, env)
+            if complete and facts:
+                break
         found = self.memo[memo_key] = tuple(facts)
         return found
 
@@ -349,61 +355,71 @@ class _Tabling:
         self.active = False
         self.answers: dict[tuple, set] = {}
         self.tables: dict[tuple, DemandTable] = {}
-        self.consumers: dict[tuple, set[tuple]] = {}
+        self.consumers: dict[tuple, list[tuple]] = {}
         self.pending: list[tuple] = []
         self.queued: set[tuple] = set()
-        self.current: tuple | None = None
-
-    def _register(self, table: DemandTable, call: tuple) -> set:
-        answers = self.answers[call] = set()
-        self.tables[call] = table
-        self.consumers[call] = set()
-        self.pending.append(call)
-        self.queued.add(call)
-        return answers
+        self.current: tuple = ()
+        """The call being evaluated (while a fixpoint runs)."""
 
     def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> tuple:
         call = (table.key, memo_key)
-        if self.active:
-            answers = self.answers.get(call)
+        answers_of = self.answers
+        if self.active:  # asked by self.current while a fixpoint runs
+            answers = answers_of.get(call)
             if answers is None:
-                answers = self._register(table, call)
-            if self.current is not None:
-                self.consumers[call].add(self.current)
-            return tuple(answers)
+                answers_of[call] = set()
+                self.tables[call] = table
+                self.consumers[call] = [self.current]
+                self.pending.append(call)
+                self.queued.add(call)
+                return ()
+            self.consumers[call].append(self.current)
+            return tuple(answers) if answers else ()
         self.active = True
+        tables, consumers = self.tables, self.consumers
+        pending, queued = self.pending, self.queued
+        engine = self.engine
         try:
-            root = self._register(table, call)
-            queued = self.queued
-            while self.pending:
+            root = answers_of[call] = set()
+            tables[call] = table
+            consumers[call] = []
+            pending.append(call)
+            queued.add(call)
+            while pending:
                 if first and root:
                     return tuple(root)  # enough for the caller; not complete, so not kept
-                current = self.pending.pop()
+                current = pending.pop()
                 queued.discard(current)
-                caller = self.tables[current]
+                caller = tables[current]
                 positions, values = current[1]
-                answers = self.answers[current]
+                answers = answers_of[current]
                 before = len(answers)
+                complete = len(positions) == caller.arity
+                if complete and before:
+                    continue  # its one answer found: asking again finds nothing new
                 self.current = current
-                add = self.engine._counted(answers)
+                add = answers.add if engine._budget is None else engine._counted(answers)
                 given = [values]
+                db = caller.db
                 for env in caller.functions(positions):
-                    env[0](caller.db, given, add, env)
+                    env[0](db, given, add, env)
+                    if complete and answers:
+                        break
                 if len(answers) != before:
-                    for consumer in self.consumers[current]:
+                    for consumer in consumers[current]:
                         if consumer not in queued:
                             queued.add(consumer)
-                            self.pending.append(consumer)
-            for done, answers in self.answers.items():
-                self.tables[done].memo[done[1]] = tuple(answers)
+                            pending.append(consumer)
+            for done, answers in answers_of.items():
+                tables[done].memo[done[1]] = tuple(answers) if answers else ()
         finally:
             self.active = False
-            self.current = None
-            self.answers = {}
-            self.tables = {}
-            self.consumers = {}
-            self.pending = []
-            self.queued = set()
+            self.current = ()
+            answers_of.clear()  # emptied for the next fixpoint, not made anew
+            tables.clear()
+            consumers.clear()
+            pending.clear()
+            queued.clear()
         return table.memo[memo_key]
 
 
