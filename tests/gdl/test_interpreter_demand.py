@@ -9,7 +9,7 @@ import pytest
 
 from server.gdl.interpreter import Interpreter
 from server.gdl.interpreter.codegen import IndexSpec, Relation, RuleCompiler
-from server.gdl.interpreter.engine import DemandTable, fixed_rules
+from server.gdl.interpreter.engine import MATERIALISE_BUDGET, DemandTable, fixed_rules
 from server.gdl.interpreter.program import analyse
 from server.gdl.parser import parse_gdl
 from server.gdl.state import State
@@ -202,3 +202,42 @@ def test_a_call_without_recursion_that_knows_every_argument_stops_at_its_answer(
     assert table.lookup((0, 1), ("2", "3"), True) == (("2", "3"),)
     with pytest.raises(AssertionError, match="asked after"):
         table.lookup((0, 1), ("2", "1"), True)
+
+
+EDGES = """
+(role r)
+(seed 0 7)
+(init (edge 1 7))
+(<= (link ?x ?y) (seed ?x ?y))
+(<= (link ?x ?y) (true (edge ?x ?y)))
+(<= (legal r (from ?x)) (link ?x 7))
+(<= (next (edge ?x ?y)) (true (edge ?x ?y)))
+(<= terminal (true (edge 0 0)))
+(<= (goal r 100) (true (edge 1 7)))
+"""
+"""``link``'s first rule reads no fluent; its second grows past the small budget in a
+state with many edges."""
+
+
+def test_the_facts_of_a_rule_that_reads_no_fluent_go_when_its_relation_goes_on_demand() -> None:
+    engine = Interpreter(parse_gdl(EDGES))
+    engine._may_try_budgets = False
+    link = engine.program.component_of[("link", 2)]
+    small = State([("edge", "1", "7")])
+    assert engine.legal_moves(small, "r") == [("from", "0"), ("from", "1")]
+    assert (link, 0) in engine._fixed_facts
+    large = State([("edge", str(x), str(y)) for x in range(20) for y in range(20)])
+    assert len(engine.legal_moves(large, "r")) == 20  # 0 to 19, 0 from both rules
+    assert ("link", 2) in engine._demand
+    assert (link, 0) not in engine._fixed_facts
+    assert engine.legal_moves(small, "r") == [("from", "0"), ("from", "1")]
+
+
+def test_a_trial_copy_keeps_its_own_facts_of_rules_that_read_no_fluent() -> None:
+    engine = Interpreter(parse_gdl(LINE))
+    engine.legal_moves(line_state(2, 3), "shooter")
+    assert engine._fixed_facts
+    other = engine._with_state_budget(MATERIALISE_BUDGET)
+    assert other._fixed_facts == {}
+    other.legal_moves(line_state(2, 3), "shooter")
+    assert other._fixed_facts and other._fixed_facts is not engine._fixed_facts

@@ -794,6 +794,8 @@ class Interpreter:
     def _switch_to_demand(self, component: Component, db: dict) -> None:
         """From now on compute ``component`` on demand; recompile whatever uses it."""
         self._demand.update(component.keys)
+        for number in range(len(component.rules)):  # no longer derived: not kept alive
+            self._fixed_facts.pop((component.index, number), None)
         for user in self._users_of(component.keys):
             self._compiled.pop(user, None)
         self._demand_compiled.clear()
@@ -843,6 +845,7 @@ class Interpreter:
         other._state_sharing = self._state_sharing.fresh()
         other._rule_sharing = self._rule_sharing.fresh()
         other._tried = set(self._tried)
+        other._fixed_facts = {}  # dropped with the copy (the full budget keeps large ones)
         return other
 
     def _demand_with(self, budget: int) -> set[RelationKey]:
