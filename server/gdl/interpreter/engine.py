@@ -637,7 +637,10 @@ class Interpreter:
         self._rule_sharing = _Sharing(move_rule_heads(self.program))
         """The facts of move rules that depend on no move, by (component, rule number)."""
         self._move_shared = {index for index, _ in self._rule_sharing.heads}
-        self._fixed_rules = fixed_rules(self.program)
+        self._fixed_numbers: dict[int, frozenset[int]] = {}
+        """Per component: the numbers of its rules among :func:`fixed_rules`."""
+        for index, number in fixed_rules(self.program):
+            self._fixed_numbers[index] = self._fixed_numbers.get(index, frozenset()) | {number}
         self._fixed_facts: dict[tuple[int, int], tuple[frozenset, int]] = {}
         """Per rule of :func:`fixed_rules` derived once: its facts and the number of its
         derivations (what a budget spends on it)."""
@@ -906,19 +909,23 @@ class Interpreter:
             for relation in relations.values():
                 relation.invalidate()
         adder = self._counted
-        fixed = self._fixed_rules
         index = component.index
+        fixed = self._fixed_numbers.get(index)
         if not component.recursive:
+            if fixed is None:
+                for compiled in rules:
+                    compiled.naive(db, adder(relations[compiled.rule.head_key].facts))
+                return
             for number, compiled in enumerate(rules):
                 target = relations[compiled.rule.head_key].facts
-                if (index, number) in fixed:
+                if number in fixed:
                     self._add_fixed(index, number, compiled, db, target)
                 else:
                     compiled.naive(db, adder(target))
             return
         delta: dict[RelationKey, set] = {key: set() for key in component.keys}
         for number, compiled in enumerate(rules):
-            if (index, number) in fixed:
+            if fixed is not None and number in fixed:
                 self._add_fixed(index, number, compiled, db, delta[compiled.rule.head_key])
             else:
                 compiled.naive(db, adder(delta[compiled.rule.head_key]))
