@@ -89,6 +89,7 @@ def _compile_index_builder(
         lines.append(f"{indent}bucket = get(k)")
         lines.append(f"{indent}if bucket is None: index[k] = [f]")
         lines.append(f"{indent}else: bucket.append(f)")
+        lines.append("    for k, bucket in index.items(): index[k] = tuple(bucket)")
         lines.append("    return index")
     namespace: dict = {}
     exec("\n".join(lines), namespace)  # noqa: S102 - generated from parsed terms only
@@ -264,11 +265,16 @@ class RuleCompiler:
         self.specs: dict[str, IndexSpec] = {}
 
     def compile_demand(self, rule: FlatRule, positions: tuple[int, ...]) -> Callable:
-        """A function deriving the head facts of ``rule`` whose arguments at
-        ``positions`` equal given values: ``fn(db, [values], add)``."""
+        """What derives the head facts of ``rule`` whose arguments at ``positions``
+        equal given values: ``bind(db)`` looks up once the relations and indexes the
+        rule reads in ``db`` and returns them after the deriving function, as ``env``:
+        ``env[0](db, [values], add, env)`` is asked many times (once per call of a
+        relation computed on demand)."""
         head_args = relation_args(rule.head)
         given = ("$given", *(head_args[position] for position in positions))
-        return self._generate(FlatRule(rule.head, (given, *rule.body), rule.source), 0)
+        return self._generate(
+            FlatRule(rule.head, (given, *rule.body), rule.source), 0, bind_db=True
+        )
 
     def spec(self, structure: list, key_paths: list) -> IndexSpec:
         candidate = IndexSpec(tuple(structure), tuple(key_paths))
@@ -285,20 +291,31 @@ class RuleCompiler:
         return CompiledRule(rule, naive, deltas)
 
     def _plan(self, rule: FlatRule, delta_position: int | None) -> list[int]:
-        """Order of body literals: tests early, then cheapest positive literal."""
+        """Order of body literals: tests early, then cheapest positive literal. A negated
+        relation computed on demand is a costly test: it waits for the cheap filters
+        whose variables are bound (tests, and positive literals over materialised
+        relations with every variable bound), which may spare asking it."""
         remaining = list(range(len(rule.body)))
         bound: set[str] = set()
         order: list[int] = []
 
         def place_tests() -> None:
+            costly = []
             for position in list(remaining):
                 literal = rule.body[position]
                 positive, atom = literal_atom(literal)
-                if positive and atom is not None:
+                if positive and atom is not None or not variables_of(literal) <= bound:
                     continue
-                if variables_of(literal) <= bound:
-                    order.append(position)
-                    remaining.remove(position)
+                if atom is not None and self.on_demand(relation_key(atom)):
+                    costly.append(position)
+                    continue
+                order.append(position)
+                remaining.remove(position)
+            if any(self._is_cheap_filter(rule.body[p], bound) for p in remaining):
+                return  # placed first; the costly tests come after
+            for position in costly:
+                order.append(position)
+                remaining.remove(position)
 
         if delta_position is not None:
             order.append(delta_position)
@@ -325,6 +342,16 @@ class RuleCompiler:
             )
         return order
 
+    def _is_cheap_filter(self, literal: RawTerm, bound: set[str]) -> bool:
+        """A positive literal over a materialised relation with every variable bound."""
+        positive, atom = literal_atom(literal)
+        return (
+            positive
+            and atom is not None
+            and variables_of(atom) <= bound
+            and not self.on_demand(relation_key(atom))
+        )
+
     def _cost(
         self,
         atom: RawTerm,
@@ -333,8 +360,8 @@ class RuleCompiler:
         remaining: list[int] | None = None,
     ) -> float:
         args = relation_args(atom)
-        if variables_of(atom) <= bound:
-            return -1.0
+        if variables_of(atom) <= bound:  # a filter: a set membership before a question
+            return -0.5 if self.on_demand(relation_key(atom)) else -1.0
         if self.on_demand(relation_key(atom)):
             # Asked top-down: the fewer unknown arguments the better, and wait for
             # other literals that can bind them.
@@ -359,7 +386,12 @@ class RuleCompiler:
         spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])
         return self.estimate(relation_key(atom), spec, _constant_keys(args, bound))
 
-    def _generate(self, rule: FlatRule, delta_position: int | None) -> Callable:
+    def _generate(
+        self, rule: FlatRule, delta_position: int | None, bind_db: bool = False
+    ) -> Callable:
+        """The function joining ``rule``'s body: ``rule(db, [delta,] add)``; with
+        ``bind_db``, ``bind(db)`` returning ``env``: ``rule`` and what ``rule(db, delta,
+        add, env)`` reads of ``db`` (its relations and indexes)."""
         order = self._plan(rule, delta_position)
         namespace: dict[str, object] = {}
         functions: list[str] = []
@@ -508,6 +540,14 @@ class RuleCompiler:
                     )
                 emit(f"add({args_expression(relation_args(rule.head), bound, known)})")
             body = ["    " + line for line in prelude] + lines
+            if bind_db and name == "rule":  # the indexes are looked up once per db
+                names = [line.split(" = ", 1)[0].strip() for line in prelude]
+                bind = ["    " + line for line in prelude]
+                bind.append(f"    return (rule, {''.join(name + ', ' for name in names)})")
+                functions.append("def bind(db):\n" + "\n".join(bind))
+                params = [*params, "env"]
+                if names:
+                    body = [f"    _, {', '.join(names)}, = env", *lines]
             functions.append(
                 f"def {name}({', '.join(params)}):\n" + "\n".join(body or ["    pass"])
             )
@@ -517,4 +557,4 @@ class RuleCompiler:
             exec("\n\n".join(functions), namespace)  # noqa: S102 - generated from parsed terms only
         except (SyntaxError, KeyError) as error:  # pragma: no cover - a bug, not bad input
             raise GdlError(f"cannot compile {rule.source}: {error}") from error
-        return namespace["rule"]  # type: ignore[return-value]
+        return namespace["bind" if bind_db else "rule"]  # type: ignore[return-value]

@@ -164,6 +164,22 @@ def move_rule_heads(program: Program) -> dict[tuple[int, int], tuple[str, ...]]:
     return found
 
 
+def fixed_rules(program: Program) -> set[tuple[int, int]]:
+    """The rules (by component and rule number) of components that depend on the state
+    whose body reads static relations only: such a rule (``(<= (clear_row ?u ?x ?v)
+    (next_file ?u ?x) (coordinate ?v))`` among recursive rules that read the board)
+    derives the same facts in every state and for every joint move."""
+    found: set[tuple[int, int]] = set()
+    for component in program.components:
+        if component.layer == "static":
+            continue
+        for number, rule in enumerate(component.rules):
+            keys = [relation_key(atom) for _, atom in map(literal_atom, rule.body) if atom]
+            if all(program.layer_of.get(key, "static") == "static" for key in keys):
+                found.add((component.index, number))
+    return found
+
+
 def _split_keys(program: Program) -> set[RelationKey]:
     """Relations split by rule-level stratification."""
     return {
@@ -263,18 +279,34 @@ class DemandTable:
     share a :class:`_Tabling` solver.
     """
 
-    __slots__ = ("engine", "key", "db", "memo", "solver")
+    __slots__ = ("engine", "key", "arity", "db", "memo", "solver", "bound")
 
     def __init__(
         self, engine: Interpreter, key: RelationKey, db: dict, solver: _Tabling | None = None
     ) -> None:
         self.engine = engine
         self.key = key
+        self.arity = 0 if isinstance(key, str) else key[1]
+        """A call that knows this many arguments has one answer at most: once found,
+        the rules left need not be asked."""
         self.db = db
-        self.memo: dict[tuple, list] = {}
+        self.memo: dict[tuple, tuple] = {}
         self.solver = solver
+        self.bound: dict[tuple[int, ...], tuple[tuple, ...]] = {}
+        """Per set of given positions: for each rule, its function and the relations and
+        indexes it reads, looked up in ``db`` once (the same for every call)."""
 
-    def lookup(self, positions: tuple[int, ...], values: tuple, first: bool = False) -> list:
+    def functions(self, positions: tuple[int, ...]) -> tuple[tuple, ...]:
+        """What derives the facts with given values at ``positions``: per rule, an
+        ``env`` whose ``env[0](db, [values], add, env)`` derives them."""
+        found = self.bound.get(positions)
+        if found is None:
+            db = self.db
+            binders = self.engine._demand_functions(self.key, positions)
+            found = self.bound[positions] = tuple(bind(db) for bind in binders)
+        return found
+
+    def lookup(self, positions: tuple[int, ...], values: tuple, first: bool = False) -> tuple:
         """Every fact whose arguments at ``positions`` equal ``values``.
 
         With ``first``, the caller only asks whether one exists: a recursive
@@ -289,9 +321,13 @@ class DemandTable:
         facts: set = set()
         given = [values]
         add = self.engine._counted(facts)
-        for function in self.engine._demand_functions(self.key, positions):
-            function(self.db, given, add)
-        found = self.memo[memo_key] = list(facts)
+        db = self.db
+        complete = len(positions) == self.arity
+        for env in self.functions(positions):
+            env[0](db, given, add, env)
+            if complete and facts:
+                break
+        found = self.memo[memo_key] = tuple(facts)
         return found
 
 
@@ -319,60 +355,71 @@ class _Tabling:
         self.active = False
         self.answers: dict[tuple, set] = {}
         self.tables: dict[tuple, DemandTable] = {}
-        self.consumers: dict[tuple, set[tuple]] = {}
+        self.consumers: dict[tuple, list[tuple]] = {}
         self.pending: list[tuple] = []
         self.queued: set[tuple] = set()
-        self.current: tuple | None = None
+        self.current: tuple = ()
+        """The call being evaluated (while a fixpoint runs)."""
 
-    def _register(self, table: DemandTable, call: tuple) -> set:
-        answers = self.answers[call] = set()
-        self.tables[call] = table
-        self.consumers[call] = set()
-        self.pending.append(call)
-        self.queued.add(call)
-        return answers
-
-    def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> list:
+    def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> tuple:
         call = (table.key, memo_key)
-        if self.active:
-            answers = self.answers.get(call)
+        answers_of = self.answers
+        if self.active:  # asked by self.current while a fixpoint runs
+            answers = answers_of.get(call)
             if answers is None:
-                answers = self._register(table, call)
-            if self.current is not None:
-                self.consumers[call].add(self.current)
-            return list(answers)
+                answers_of[call] = set()
+                self.tables[call] = table
+                self.consumers[call] = [self.current]
+                self.pending.append(call)
+                self.queued.add(call)
+                return ()
+            self.consumers[call].append(self.current)
+            return tuple(answers) if answers else ()
         self.active = True
+        tables, consumers = self.tables, self.consumers
+        pending, queued = self.pending, self.queued
+        engine = self.engine
         try:
-            root = self._register(table, call)
-            queued = self.queued
-            while self.pending:
+            root = answers_of[call] = set()
+            tables[call] = table
+            consumers[call] = []
+            pending.append(call)
+            queued.add(call)
+            while pending:
                 if first and root:
-                    return list(root)  # enough for the caller; not complete, so not kept
-                current = self.pending.pop()
+                    return tuple(root)  # enough for the caller; not complete, so not kept
+                current = pending.pop()
                 queued.discard(current)
-                caller = self.tables[current]
+                caller = tables[current]
                 positions, values = current[1]
-                answers = self.answers[current]
+                answers = answers_of[current]
                 before = len(answers)
+                complete = len(positions) == caller.arity
+                if complete and before:
+                    continue  # its one answer found: asking again finds nothing new
                 self.current = current
-                add = self.engine._counted(answers)
-                for function in self.engine._demand_functions(caller.key, positions):
-                    function(caller.db, [values], add)
+                add = answers.add if engine._budget is None else engine._counted(answers)
+                given = [values]
+                db = caller.db
+                for env in caller.functions(positions):
+                    env[0](db, given, add, env)
+                    if complete and answers:
+                        break
                 if len(answers) != before:
-                    for consumer in self.consumers[current]:
+                    for consumer in consumers[current]:
                         if consumer not in queued:
                             queued.add(consumer)
-                            self.pending.append(consumer)
-            for done, answers in self.answers.items():
-                self.tables[done].memo[done[1]] = list(answers)
+                            pending.append(consumer)
+            for done, answers in answers_of.items():
+                tables[done].memo[done[1]] = tuple(answers) if answers else ()
         finally:
             self.active = False
-            self.current = None
-            self.answers = {}
-            self.tables = {}
-            self.consumers = {}
-            self.pending = []
-            self.queued = set()
+            self.current = ()
+            answers_of.clear()  # emptied for the next fixpoint, not made anew
+            tables.clear()
+            consumers.clear()
+            pending.clear()
+            queued.clear()
         return table.memo[memo_key]
 
 
@@ -590,6 +637,13 @@ class Interpreter:
         self._rule_sharing = _Sharing(move_rule_heads(self.program))
         """The facts of move rules that depend on no move, by (component, rule number)."""
         self._move_shared = {index for index, _ in self._rule_sharing.heads}
+        self._fixed_numbers: dict[int, frozenset[int]] = {}
+        """Per component: the numbers of its rules among :func:`fixed_rules`."""
+        for index, number in fixed_rules(self.program):
+            self._fixed_numbers[index] = self._fixed_numbers.get(index, frozenset()) | {number}
+        self._fixed_facts: dict[tuple[int, int], tuple[frozenset, int]] = {}
+        """Per rule of :func:`fixed_rules` derived once: its facts and the number of its
+        derivations (what a budget spends on it)."""
         self._true_sample: Relation | None = None
 
         for key in (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY):
@@ -743,6 +797,8 @@ class Interpreter:
     def _switch_to_demand(self, component: Component, db: dict) -> None:
         """From now on compute ``component`` on demand; recompile whatever uses it."""
         self._demand.update(component.keys)
+        for number in range(len(component.rules)):  # no longer derived: not kept alive
+            self._fixed_facts.pop((component.index, number), None)
         for user in self._users_of(component.keys):
             self._compiled.pop(user, None)
         self._demand_compiled.clear()
@@ -792,6 +848,7 @@ class Interpreter:
         other._state_sharing = self._state_sharing.fresh()
         other._rule_sharing = self._rule_sharing.fresh()
         other._tried = set(self._tried)
+        other._fixed_facts = {}  # dropped with the copy (the full budget keeps large ones)
         return other
 
     def _demand_with(self, budget: int) -> set[RelationKey]:
@@ -852,13 +909,26 @@ class Interpreter:
             for relation in relations.values():
                 relation.invalidate()
         adder = self._counted
+        index = component.index
+        fixed = self._fixed_numbers.get(index)
         if not component.recursive:
-            for compiled in rules:
-                compiled.naive(db, adder(relations[compiled.rule.head_key].facts))
+            if fixed is None:
+                for compiled in rules:
+                    compiled.naive(db, adder(relations[compiled.rule.head_key].facts))
+                return
+            for number, compiled in enumerate(rules):
+                target = relations[compiled.rule.head_key].facts
+                if number in fixed:
+                    self._add_fixed(index, number, compiled, db, target)
+                else:
+                    compiled.naive(db, adder(target))
             return
         delta: dict[RelationKey, set] = {key: set() for key in component.keys}
-        for compiled in rules:
-            compiled.naive(db, adder(delta[compiled.rule.head_key]))
+        for number, compiled in enumerate(rules):
+            if fixed is not None and number in fixed:
+                self._add_fixed(index, number, compiled, db, delta[compiled.rule.head_key])
+            else:
+                compiled.naive(db, adder(delta[compiled.rule.head_key]))
         delta = {key: facts - relations[key].facts for key, facts in delta.items()}
         for key, facts in delta.items():
             relations[key].facts |= facts
@@ -877,6 +947,34 @@ class Interpreter:
                 relations[key].facts |= facts
         for relation in relations.values():
             relation.invalidate()
+
+    def _add_fixed(
+        self, index: int, number: int, compiled: CompiledRule, db: dict, target: set
+    ) -> None:
+        """Add the facts of a rule of :func:`fixed_rules` to ``target``: derived the first
+        time, then taken as they are; a running budget is spent as if derived again."""
+        found = self._fixed_facts.get((index, number))
+        if found is None:
+            derived: set = set()
+            store = derived.add
+            limit = self._budget
+            count = 0
+
+            def add(fact: tuple) -> None:
+                nonlocal count
+                store(fact)
+                count += 1
+                if limit is not None and count > limit:
+                    raise _TooLarge()
+
+            compiled.naive(db, add)
+            found = self._fixed_facts[(index, number)] = (frozenset(derived), count)
+        facts, derivations = found
+        if self._budget is not None:
+            self._budget -= derivations
+            if self._budget < 0:
+                raise _TooLarge()
+        target |= facts
 
     def _evaluate_in_state(self, component: Component, context: _StateContext) -> None:
         """Compute a state component, or take its relations from an earlier state with

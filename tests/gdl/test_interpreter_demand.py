@@ -1,0 +1,243 @@
+"""The interpreter's per-state work on relations computed on demand and on rules that read
+no fluent: what is looked up once per state instead of once per call, what is derived
+once per game instead of once per state, and the order of costly tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from server.gdl.interpreter import Interpreter
+from server.gdl.interpreter.codegen import IndexSpec, Relation, RuleCompiler
+from server.gdl.interpreter.engine import MATERIALISE_BUDGET, DemandTable, fixed_rules
+from server.gdl.interpreter.program import analyse
+from server.gdl.parser import parse_gdl
+from server.gdl.state import State
+
+LINE = """
+(role shooter)
+(succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6)
+(target 4) (target 6)
+(init (at 1)) (init (blank 2)) (init (blank 3)) (init (blank 5))
+(<= (clear ?a ?b) (succ ?a ?b))
+(<= (clear ?a ?b) (succ ?a ?c) (true (blank ?c)) (clear ?c ?b))
+(<= (legal shooter (shoot ?b)) (true (at ?a)) (target ?b) (clear ?a ?b))
+(<= (legal shooter wait) (true (at ?a)))
+(<= (next (at ?a)) (true (at ?a)))
+(<= (next (blank ?c)) (true (blank ?c)) (not (does shooter (shoot ?c))))
+(<= terminal (not (true (blank 2))))
+(<= (goal shooter 100) (true (at 1)))
+"""
+"""``clear`` (a recursive state relation) is asked with both arguments known; its first
+rule reads no fluent."""
+
+CLEAR = ("clear", 2)
+
+
+def on_demand(text: str, *keys: tuple[str, int]) -> Interpreter:
+    """An interpreter that computes ``keys`` on demand from the start."""
+    engine = Interpreter(parse_gdl(text))
+    engine._may_try_budgets = False
+    engine._demand.update(keys)
+    return engine
+
+
+def line_state(*blanks: int) -> State:
+    return State([("at", "1"), *(("blank", str(cell)) for cell in blanks)])
+
+
+def test_a_table_looks_up_what_its_rules_read_once_per_set_of_known_arguments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    engine = on_demand(LINE, CLEAR)
+    state = line_state(2, 3, 4, 5)
+    assert engine.legal_moves(state, "shooter") == ["wait", ("shoot", "4"), ("shoot", "6")]
+    table = engine._contexts[state].db[CLEAR]
+    assert isinstance(table, DemandTable)
+    bound = table.bound[(0, 1)]
+    assert table.functions((0, 1)) is bound
+
+    def no_index(relation: Relation, spec: IndexSpec) -> object:
+        raise AssertionError("an index looked up again for another call")
+
+    monkeypatch.setattr(Relation, "index", no_index)
+    assert table.lookup((0, 1), ("2", "6")) == (("2", "6"),)
+    assert table.lookup((0, 1), ("3", "5")) == (("3", "5"),)
+    assert table.lookup((0, 1), ("5", "4")) == ()
+
+
+def test_answers_and_index_buckets_are_tuples() -> None:
+    """Tuples of plain terms are left alone by Python's cyclic garbage collector, where
+    lists kept for a state were scanned by every collection until the state was dropped."""
+    engine = on_demand(LINE, CLEAR)
+    state = line_state(2, 3, 5)  # 4 taken: 6 is out of reach
+    assert engine.legal_moves(state, "shooter") == ["wait", ("shoot", "4")]
+    table = engine._contexts[state].db[CLEAR]
+    assert isinstance(table, DemandTable)
+    assert table.memo[((0, 1), ("1", "6"))] == ()
+    assert all(type(answers) is tuple for answers in table.memo.values())
+    relation = Relation({("a", "1"), ("a", "2"), ("b", "3")})
+    index = relation.index(IndexSpec((), ((0,),)))
+    assert isinstance(index, dict)
+    assert {key: set(bucket) for key, bucket in index.items()} == {
+        "a": {("a", "1"), ("a", "2")},
+        "b": {("b", "3")},
+    }
+    assert all(type(bucket) is tuple for bucket in index.values())
+
+
+def test_rules_that_read_no_fluent_are_found_in_state_components() -> None:
+    program = analyse(parse_gdl(LINE))
+    clear = program.component_of[CLEAR]
+    legal = program.component_of[("legal", 2)]
+    found = fixed_rules(program)
+    assert (clear, 0) in found
+    assert (clear, 1) not in found
+    assert not any(component == legal for component, _ in found)
+    assert all(program.components[component].layer != "static" for component, _ in found)
+
+
+def test_a_rule_that_reads_no_fluent_is_derived_once_for_every_state() -> None:
+    engine = Interpreter(parse_gdl(LINE))
+    engine._may_try_budgets = False
+    clear = engine.program.component_of[CLEAR]
+    compiled = engine._rules_of(engine.program.components[clear])[0]
+    calls = []
+    naive = compiled.naive
+
+    def counted(db: dict, add: object) -> None:
+        calls.append(1)
+        naive(db, add)
+
+    compiled.naive = counted
+    expected = {
+        (2, 3, 4, 5): ["wait", ("shoot", "4"), ("shoot", "6")],
+        (2, 3, 5): ["wait", ("shoot", "4")],
+        (2, 5): ["wait"],
+    }
+    for blanks, moves in expected.items():
+        assert engine.legal_moves(line_state(*blanks), "shooter") == moves
+    assert len(calls) == 1
+    assert engine._fixed_facts[(clear, 0)][0] == {(str(a), str(a + 1)) for a in range(1, 6)}
+
+
+PAIRS = f"""
+(role picker)
+{" ".join(f"(index {i})" for i in range(20))}
+(init (mark 3))
+(<= (pair ?x ?y) (index ?x) (index ?y))
+(<= (pair ?x ?x) (true (mark ?x)))
+(<= (legal picker (pick ?x)) (true (mark ?x)) (pair ?x 7))
+(<= (next (mark ?x)) (true (mark ?x)))
+(<= terminal (true (mark 9)))
+(<= (goal picker 100) (true (mark 3)))
+"""
+"""``pair`` depends on the state, and its rule that reads no fluent alone derives 400
+facts: past the small budget."""
+
+
+def test_a_rule_that_reads_no_fluent_still_spends_the_budget() -> None:
+    engine = Interpreter(parse_gdl(PAIRS))
+    engine._may_try_budgets = False
+    for _ in range(2):
+        assert engine.legal_moves(engine.initial_state(), "picker") == [("pick", "3")]
+        engine._contexts.clear()
+    assert ("pair", 2) in engine._demand
+    assert not engine._fixed_facts  # given up at the budget, not kept
+
+
+def test_a_negated_question_waits_for_the_cheap_filters_bound_before_it() -> None:
+    rule = analyse(parse_gdl("(<= (safe ?x) (cell ?x) (not (threatened ?x)) (blank ?x))")).rules[0]
+    threatened = ("threatened", 1)
+    asked = RuleCompiler(lambda key, spec, constants: 4.0, lambda key: key == threatened)
+    assert asked._plan(rule, None) == [0, 2, 1]
+    materialised = RuleCompiler(lambda key, spec, constants: 4.0)
+    assert materialised._plan(rule, None) == [0, 1, 2]
+
+
+def failing(env: tuple) -> tuple:
+    """``env`` with a function that fails if asked."""
+
+    def ask(*arguments: object) -> None:
+        raise AssertionError("a rule asked after the one answer was found")
+
+    return (ask, *env[1:])
+
+
+def test_a_call_that_knows_every_argument_stops_at_its_answer() -> None:
+    engine = on_demand(LINE, CLEAR)
+    state = line_state(2, 3, 4, 5)
+    engine.legal_moves(state, "shooter")
+    table = engine._contexts[state].db[CLEAR]
+    assert isinstance(table, DemandTable) and table.solver is not None  # recursive
+    first, second = table.functions((0, 1))
+    table.bound[(0, 1)] = (first, failing(second))
+    assert table.lookup((0, 1), ("4", "5"), True) == (("4", "5"),)
+    with pytest.raises(AssertionError, match="asked after"):
+        table.lookup((0, 1), ("2", "5"), True)  # not by the first rule: the second is asked
+
+
+NEAR = """
+(role r)
+(adjacent 1 2) (adjacent 2 3)
+(init (at 1))
+(<= (near ?x ?y) (adjacent ?x ?y) (true (at ?x)))
+(<= (near ?x ?y) (adjacent ?y ?x) (true (at ?x)))
+(<= (legal r (go ?y)) (true (at ?x)) (near ?x ?y))
+(<= (next (at ?y)) (does r (go ?y)))
+(<= terminal (true (at 3)))
+(<= (goal r 100) (true (at 3)))
+"""
+
+
+def test_a_call_without_recursion_that_knows_every_argument_stops_at_its_answer() -> None:
+    near = ("near", 2)
+    engine = on_demand(NEAR, near)
+    state = State([("at", "2")])
+    assert engine.legal_moves(state, "r") == [("go", "1"), ("go", "3")]
+    table = engine._contexts[state].db[near]
+    assert isinstance(table, DemandTable) and table.solver is None
+    first, second = table.functions((0, 1))
+    table.bound[(0, 1)] = (first, failing(second))
+    assert table.lookup((0, 1), ("2", "3"), True) == (("2", "3"),)
+    with pytest.raises(AssertionError, match="asked after"):
+        table.lookup((0, 1), ("2", "1"), True)
+
+
+EDGES = """
+(role r)
+(seed 0 7)
+(init (edge 1 7))
+(<= (link ?x ?y) (seed ?x ?y))
+(<= (link ?x ?y) (true (edge ?x ?y)))
+(<= (legal r (from ?x)) (link ?x 7))
+(<= (next (edge ?x ?y)) (true (edge ?x ?y)))
+(<= terminal (true (edge 0 0)))
+(<= (goal r 100) (true (edge 1 7)))
+"""
+"""``link``'s first rule reads no fluent; its second grows past the small budget in a
+state with many edges."""
+
+
+def test_the_facts_of_a_rule_that_reads_no_fluent_go_when_its_relation_goes_on_demand() -> None:
+    engine = Interpreter(parse_gdl(EDGES))
+    engine._may_try_budgets = False
+    link = engine.program.component_of[("link", 2)]
+    small = State([("edge", "1", "7")])
+    assert engine.legal_moves(small, "r") == [("from", "0"), ("from", "1")]
+    assert (link, 0) in engine._fixed_facts
+    large = State([("edge", str(x), str(y)) for x in range(20) for y in range(20)])
+    assert len(engine.legal_moves(large, "r")) == 20  # 0 to 19, 0 from both rules
+    assert ("link", 2) in engine._demand
+    assert (link, 0) not in engine._fixed_facts
+    assert engine.legal_moves(small, "r") == [("from", "0"), ("from", "1")]
+
+
+def test_a_trial_copy_keeps_its_own_facts_of_rules_that_read_no_fluent() -> None:
+    engine = Interpreter(parse_gdl(LINE))
+    engine.legal_moves(line_state(2, 3), "shooter")
+    assert engine._fixed_facts
+    other = engine._with_state_budget(MATERIALISE_BUDGET)
+    assert other._fixed_facts == {}
+    other.legal_moves(line_state(2, 3), "shooter")
+    assert other._fixed_facts and other._fixed_facts is not engine._fixed_facts
