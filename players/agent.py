@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 import random
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import unquote_plus
 
 from aiohttp import web
@@ -48,10 +50,13 @@ from server.protocol import (
 from server.protocol.http import CORS_HEADERS, response_headers
 
 from .base import Player
+from .game_pool import GamePool
 from .match import PlayerMatch
 from .threads import in_thread
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The largest request body accepted (a START carries the whole game)."""
@@ -71,6 +76,17 @@ SWEEP_INTERVAL = 0.5
 
 class RequestRejected(Exception):
     """A well-formed message the agent cannot act on, such as rules that are not valid GDL."""
+
+
+@dataclass(eq=False)
+class _Loan:
+    """A match's game, lent by the pool: it goes back once the match has ended and
+    nothing of the match (a request in hand, a thread) uses it any more."""
+
+    match: PlayerMatch
+    key: Hashable
+    busy: int = 0
+    ended: bool = False
 
 
 class PlayerAgent:
@@ -107,6 +123,10 @@ class PlayerAgent:
         self._ended_while_starting: set[str] = set()
         self._fallback_rng = random.Random(player.seed)
         self._background: set[asyncio.Future[None]] = set()
+        self.games = GamePool()
+        """Loaded games kept for later matches of the same rules."""
+        self._loans: dict[int, _Loan] = {}
+        """The pool's games in use, by the id of their match."""
 
     # -- the HTTP side ------------------------------------------------------------
 
@@ -194,6 +214,7 @@ class PlayerAgent:
                 task = asyncio.ensure_future(self._finish(match, self.player.abort))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
+                task.add_done_callback(functools.partial(_then, self._ended, match))
         return forgotten
 
     async def answer(self, message: Message, received: float) -> str:
@@ -241,16 +262,21 @@ class PlayerAgent:
 
     async def _begin(self, message: Start, received: float, loaded: asyncio.Event) -> None:
         """Load the rules and run the player's start hook (until the start clock)."""
+        key = _pool_key(message)
+        pooled = self.games.take(key)
         try:
-            game, state = await in_thread(_load_game, message, name="player-load")
+            game, state = await in_thread(_load_game, message, pooled, name="player-load")
         except BaseException:
             self._ended_while_starting.discard(message.match_id)
+            if pooled is not None:
+                self.games.give_back(key, pooled)
             raise
         finally:
             del self._starting[message.match_id]
             loaded.set()
         if message.match_id in self._ended_while_starting:  # STOP or ABORT came first
             self._ended_while_starting.discard(message.match_id)
+            self.games.give_back(key, game)
             return
         match = PlayerMatch(
             match_id=message.match_id,
@@ -262,6 +288,7 @@ class PlayerAgent:
             deadline=received + message.start_clock - self.reply_margin,
         )
         self.matches[match.match_id] = match
+        self._loans[id(match)] = _Loan(match, key)
         self._heard(match, received, message.start_clock)
         try:
             await self._run_hook(match, self.player.start)
@@ -290,13 +317,18 @@ class PlayerAgent:
             return BUSY
         self._heard(match, received, match.play_clock)
         try:
-            match.deadline = received + match.play_clock - self.reply_margin
-            if message.moves is not None:
-                await self._advance(match, message.moves)
-            legal = await in_thread(match.game.legal_moves, match.state, match.role)
-            if not legal:
-                raise RequestRejected(f"role {match.role} has no legal move in the current state")
-            return render_move(await self._choose(match, legal))
+            with self._using(match):
+                match.deadline = received + match.play_clock - self.reply_margin
+                if message.moves is not None:
+                    await self._advance(match, message.moves)
+                legal = await self._in_thread(
+                    match, match.game.legal_moves, match.state, match.role
+                )
+                if not legal:
+                    raise RequestRejected(
+                        f"role {match.role} has no legal move in the current state"
+                    )
+                return render_move(await self._choose(match, legal))
         finally:
             self._answered(match)
 
@@ -308,12 +340,14 @@ class PlayerAgent:
         if match is None:
             return BUSY
         match.deadline = received + match.play_clock - self.reply_margin
-        if message.moves is not None:
-            try:
-                await self._advance(match, message.moves)
-            except RequestRejected as error:
-                log.warning("match %s: %s", match.match_id, error)
-        await self._finish(match, self.player.stop)
+        with self._using(match):
+            if message.moves is not None:
+                try:
+                    await self._advance(match, message.moves)
+                except RequestRejected as error:
+                    log.warning("match %s: %s", match.match_id, error)
+            await self._finish(match, self.player.stop)
+        self._ended(match)
         return DONE
 
     async def _abort(self, message: Abort, received: float) -> str:
@@ -325,14 +359,52 @@ class PlayerAgent:
             return BUSY
         match.deadline = received + ABORT_BUDGET
         await self._finish(match, self.player.abort)
+        self._ended(match)
         return ABORTED
 
     # -- helpers ------------------------------------------------------------------
 
+    def _in_thread(
+        self, match: PlayerMatch, function: Callable[..., T], *args: Any, name: str = "player-work"
+    ) -> asyncio.Future[T]:
+        """``function(*args)`` in a thread of its own, counted as a use of the match's game."""
+        loan = self._loans.get(id(match))
+        if loan is None:
+            return in_thread(function, *args, name=name)
+        loan.busy += 1
+        return in_thread(function, *args, name=name, finished=lambda: self._done_with(loan))
+
+    @contextlib.contextmanager
+    def _using(self, match: PlayerMatch) -> Iterator[None]:
+        """A request about ``match`` is in hand: its game is not given back meanwhile."""
+        loan = self._loans.get(id(match))
+        if loan is not None:
+            loan.busy += 1
+        try:
+            yield
+        finally:
+            if loan is not None:
+                self._done_with(loan)
+
+    def _done_with(self, loan: _Loan) -> None:
+        loan.busy -= 1
+        self._give_back_if_free(loan)
+
+    def _ended(self, match: PlayerMatch) -> None:
+        """The match is over: its game goes back to the pool once nothing uses it."""
+        loan = self._loans.get(id(match))
+        if loan is not None:
+            loan.ended = True
+            self._give_back_if_free(loan)
+
+    def _give_back_if_free(self, loan: _Loan) -> None:
+        if loan.ended and loan.busy == 0 and self._loans.pop(id(loan.match), None) is not None:
+            self.games.give_back(loan.key, loan.match.game)
+
     async def _advance(self, match: PlayerMatch, moves: list[Any]) -> None:
         """Apply a joint move from the server to the match's state."""
         try:
-            state = await in_thread(match.game.next_state, match.state, moves)
+            state = await self._in_thread(match, match.game.next_state, match.state, moves)
         except GdlError as error:
             raise RequestRejected(
                 f"cannot apply the joint move {render_moves(moves)} in match "
@@ -378,7 +450,9 @@ class PlayerAgent:
 
         async def run() -> Any:
             async with match.lock:
-                return await in_thread(hook, match, *args, name=f"player-{hook.__name__}")
+                return await self._in_thread(
+                    match, hook, match, *args, name=f"player-{hook.__name__}"
+                )
 
         task = asyncio.ensure_future(run())
         task.add_done_callback(lambda done: _log_failure(match, hook, done))
@@ -389,12 +463,25 @@ AGENT_KEY = web.AppKey("agent", PlayerAgent)
 """Where an agent's application keeps the agent."""
 
 
-def _load_game(message: Start) -> tuple[Game, State]:
-    """The game of a START message and its initial state (runs in a worker thread);
-    the start clock decides how long compiling the rules may take."""
+def _then(call: Callable[[PlayerMatch], None], match: PlayerMatch, _: object) -> None:
+    """A done callback that calls ``call(match)``."""
+    call(match)
+
+
+def _pool_key(message: Start) -> Hashable:
+    """What a loaded game is kept by: its rules (where the START wrote them aside) and the
+    compile budget of the start clock."""
+    rules = tuple((rule.head, rule.body) for rule in message.rules)
+    return rules, CompileBudget.for_start_clock(message.start_clock)
+
+
+def _load_game(message: Start, pooled: Game | None = None) -> tuple[Game, State]:
+    """The game of a START message (``pooled``: the same rules, loaded for an earlier
+    match) and its initial state (runs in a worker thread); the start clock decides how
+    long compiling the rules may take."""
     try:
         budget = CompileBudget.for_start_clock(message.start_clock)
-        game = Game(
+        game = pooled or Game(
             message.rules,
             compile_time_limit=budget.time_limit,
             max_ground_rules=budget.max_ground_rules,

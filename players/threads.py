@@ -24,9 +24,15 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 
 
 def in_thread(
-    function: Callable[..., T], *args: Any, name: str = "player-work"
+    function: Callable[..., T],
+    *args: Any,
+    name: str = "player-work",
+    finished: Callable[[], None] | None = None,
 ) -> asyncio.Future[T]:
-    """Start ``function(*args)`` in a new daemon thread; the future settles with its outcome."""
+    """Start ``function(*args)`` in a new daemon thread; the future settles with its outcome.
+
+    ``finished`` is called on the event loop once ``function`` has returned or raised,
+    even when nobody awaits the future any more (it was cancelled at a deadline)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
 
@@ -39,6 +45,8 @@ def in_thread(
             error = raised
         try:
             loop.call_soon_threadsafe(_settle, future, result, error)
+            if finished is not None:
+                loop.call_soon_threadsafe(finished)
         except RuntimeError:  # the event loop is gone: nobody is waiting any more
             pass
 
