@@ -9,7 +9,7 @@ from pathlib import Path
 
 from counting_player import player_counting_connections
 
-from server.records import load_record
+from server.records import MatchRecord, load_record
 from server.records.signing import load_host_key, verify_record_file
 
 from .fakes import FakePlayer, counting_game
@@ -32,6 +32,21 @@ async def _ggp(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
     out, err = await process.communicate()
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
+
+
+async def _counting_match(tmp_path: Path, *args: str, out: Path | None = None) -> MatchRecord:
+    """``ggp match`` of a three-step counting game between ``args`` (players, then any
+    options), unsigned, into ``out`` (default ``tmp_path``); the log it wrote."""
+    rules = tmp_path / "counting.kif"
+    rules.write_text(counting_game(3))
+    code, stdout, err = await _ggp(
+        "match", str(rules), *args,
+        "--startclock", "5", "--playclock", "1", "--slack", "0.5",
+        "--no-sign", "--out", str(out or tmp_path),
+        env=_environment(tmp_path),
+    )  # fmt: skip
+    assert code == 0, err
+    return load_record(stdout.strip().splitlines()[-1])
 
 
 async def test_a_match_between_bundled_players_prints_goals_then_the_log_path(
@@ -89,19 +104,12 @@ async def test_an_unknown_game_is_a_usage_error(tmp_path: Path) -> None:
 
 
 async def test_a_move_in_the_wrong_case_is_illegal_unless_lenient_case(tmp_path: Path) -> None:
-    rules = tmp_path / "counting.kif"
-    rules.write_text(counting_game(3))
     codes = {}
     for flag in ((), ("--lenient-case",)):
         async with FakePlayer(faults={2: "upper"}) as fake:
-            code, out, err = await _ggp(
-                "match", str(rules), fake.url, "legal",
-                "--startclock", "5", "--playclock", "1", "--slack", "0.5",
-                "--no-sign", "--out", str(tmp_path / str(len(flag))), *flag,
-                env=_environment(tmp_path),
-            )  # fmt: skip
-        assert code == 0, err
-        record = load_record(out.strip().splitlines()[-1])
+            record = await _counting_match(
+                tmp_path, fake.url, "legal", *flag, out=tmp_path / str(len(flag))
+            )
         assert record.errors is not None
         codes[flag] = record.errors[2]
     assert codes[()] == ["IL NOOP", ""]  # as GGP-Base records it
@@ -111,17 +119,8 @@ async def test_a_move_in_the_wrong_case_is_illegal_unless_lenient_case(tmp_path:
 async def test_keep_alive_asks_for_kept_connections_and_still_plays_players_that_close(
     tmp_path: Path,
 ) -> None:
-    rules = tmp_path / "counting.kif"
-    rules.write_text(counting_game(3))
     async with FakePlayer() as fake:  # answers HTTP/1.0 and closes, as GGP-Base's players
-        code, out, err = await _ggp(
-            "match", str(rules), fake.url, "legal", "--keep-alive",
-            "--startclock", "5", "--playclock", "1", "--slack", "0.5",
-            "--no-sign", "--out", str(tmp_path),
-            env=_environment(tmp_path),
-        )  # fmt: skip
-    assert code == 0, err
-    record = load_record(out.strip().splitlines()[-1])
+        record = await _counting_match(tmp_path, fake.url, "legal", "--keep-alive")
     assert record.is_completed and not any(any(codes) for codes in record.errors or [])
     matched = [request for request in fake.requests if b"( INFO" not in request]
     assert len(matched) == len(record.moves) + 2  # START, every PLAY, STOP
@@ -131,20 +130,11 @@ async def test_keep_alive_asks_for_kept_connections_and_still_plays_players_that
 async def test_by_default_a_player_gets_kept_connections_when_its_ping_kept_one_open(
     tmp_path: Path,
 ) -> None:
-    rules = tmp_path / "counting.kif"
-    rules.write_text(counting_game(3))
     async with (
         player_counting_connections(5) as (modern_url, seen),
         FakePlayer() as old,  # answers HTTP/1.0 and closes, as GGP-Base's players
     ):
-        code, out, err = await _ggp(
-            "match", str(rules), modern_url, old.url,
-            "--startclock", "5", "--playclock", "1", "--slack", "0.5",
-            "--no-sign", "--out", str(tmp_path),
-            env=_environment(tmp_path),
-        )  # fmt: skip
-    assert code == 0, err
-    record = load_record(out.strip().splitlines()[-1])
+        record = await _counting_match(tmp_path, modern_url, old.url)
     assert record.is_completed
     messages = len(record.moves) + 2  # START, every PLAY, STOP
     assert len(seen) == messages + 1  # and the INFO ping, on a connection of its own
@@ -157,16 +147,7 @@ async def test_by_default_a_player_gets_kept_connections_when_its_ping_kept_one_
 async def test_no_keep_alive_opens_a_connection_per_message_even_for_players_that_keep_them(
     tmp_path: Path,
 ) -> None:
-    rules = tmp_path / "counting.kif"
-    rules.write_text(counting_game(3))
     async with player_counting_connections(6) as (url, seen):
-        code, out, err = await _ggp(
-            "match", str(rules), url, "legal", "--no-keep-alive",
-            "--startclock", "5", "--playclock", "1", "--slack", "0.5",
-            "--no-sign", "--out", str(tmp_path),
-            env=_environment(tmp_path),
-        )  # fmt: skip
-    assert code == 0, err
-    record = load_record(out.strip().splitlines()[-1])
+        record = await _counting_match(tmp_path, url, "legal", "--no-keep-alive")
     messages = len(record.moves) + 2
     assert len({id(transport) for transport in seen}) == messages + 1
