@@ -376,6 +376,12 @@ class MatchRunner:
     # -- the rules, in a worker process -------------------------------------------------
 
     @property
+    def is_ended(self) -> bool:
+        """Whether the match has ended (its record final), even while STOP or ABORT is
+        still on its way to the players."""
+        return self._ended
+
+    @property
     def rules_worker_pid(self) -> int | None:
         """The process id of the worker that runs this match's rules, once leased."""
         return None if self._rules is None else self._rules.pid

@@ -19,13 +19,14 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from procrastinate.job_context import JobContext
 from procrastinate.worker import Worker
 from pydantic import BaseModel, Field
 
+from server.match import MatchRunner
 from server.match.events import Observer
 from server.records import EndReason
 from server.runner import PLAYER_UNAVAILABLE, QueueRunner, RunnerMetrics, RunnerSettings
@@ -314,11 +315,9 @@ class JobRunner(QueueRunner):
                 await self._beat()
                 mine = [match_id for match_id in self.running if match_id in self._tasks]
                 held = await still_running(self.store, mine, worker=self.name)
-                for match_id in set(mine) - held:
-                    runner = self.running.get(match_id)
-                    if runner is not None:
-                        log.warning("match %s was taken from this worker; stopping it", match_id)
-                        runner.abort()
+                for match_id in taken_from_here(self.running, mine, held):
+                    log.warning("match %s was taken from this worker; stopping it", match_id)
+                    self.running[match_id].abort()
             except Exception as error:
                 log.warning("worker heartbeat failed: %s", error)
 
@@ -329,6 +328,24 @@ class JobRunner(QueueRunner):
                 await self.sweeper.sweep()
             except Exception as error:
                 log.warning("looking for lost workers failed: %s", error)
+
+
+def taken_from_here(
+    running: Mapping[str, MatchRunner], mine: Iterable[str], held: Set[str]
+) -> list[str]:
+    """Which of the matches ``mine`` this worker still plays although the database no
+    longer gives them to it (``held``: those it does).
+
+    A match whose end is stored while its runner still sends STOP is not one: it left
+    ``running`` state in the database by ending, not by being taken.
+    """
+    return [
+        match_id
+        for match_id in mine
+        if match_id not in held
+        and (runner := running.get(match_id)) is not None
+        and not runner.is_ended
+    ]
 
 
 async def abort_anywhere(store: Store, jobs: JobSystem, match_id: str) -> MatchRow:
