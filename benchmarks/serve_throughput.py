@@ -68,7 +68,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     async with served_service(
         prefix="ggp-serve-bench-",
         concurrency=args.concurrency,
-        poll_seconds=0.05,
+        poll_seconds=args.poll_seconds,
         database=args.database,
     ) as served:
         service, base, url = served.service, served.base, served.database_url
@@ -173,6 +173,14 @@ def run(main: Coroutine[Any, Any, dict[str, object]], loop: str) -> dict[str, ob
     return asyncio.run(main)
 
 
+def _default_poll_seconds() -> float:
+    from server.web import ServiceSettings
+
+    default = ServiceSettings.model_fields["poll_seconds"].default
+    assert isinstance(default, float)
+    return default
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", metavar="URL", help="default: SQLite in a temporary folder")
@@ -196,6 +204,15 @@ def main() -> int:
         "--step-limit", type=int, default=0, help="end each match after N steps (0: the game's)"
     )
     parser.add_argument("--list-columns", action="store_true", help="print the column names")
+    parser.add_argument(
+        "--poll-seconds",
+        type=float,
+        default=_default_poll_seconds(),
+        metavar="S",
+        help="seconds between the service's fallback polls of the queue, the job queue and "
+        "the tournaments (default: what `ggp serve` uses); matches start when they are "
+        "queued or a seat frees up, not on a poll",
+    )
     parser.add_argument(
         "--player-processes",
         type=int,
