@@ -141,9 +141,9 @@ async def _choose(loaded: _Loaded, key: GameKey, preferred: Worker | None) -> Wo
     """The worker for the next request: ``preferred`` when free, else a free one,
     else a new one (up to the cap), else ``preferred`` (or another) to wait its turn."""
     while True:
-        loaded.prune()
         if preferred is not None and preferred.usable and not preferred.busy:
             return preferred
+        loaded.prune()
         for worker in loaded.workers:
             if not worker.busy:
                 return worker
