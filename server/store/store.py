@@ -18,12 +18,13 @@ import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import ARRAY, Text, bindparam, event, func, insert, select, update
+from sqlalchemy import bindparam, event, func, insert, select, update
 from sqlalchemy.exc import DisconnectionError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from . import migrate
 from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
+from .pg_batch import GROUP_COMMIT, group_commit_parameters
 from .records import (
     GameRecord,
     GameVersion,
@@ -168,18 +169,6 @@ _SET_HEADER = (
     update(matches).where(matches.c.id == bindparam("match")).values(header=bindparam("h"))
 )
 _INSERT_STEPS = insert(match_steps)
-
-
-_PAYLOADS = (
-    func.unnest(bindparam("payloads", type_=ARRAY(Text)))
-    .table_valued("payload")
-    .render_derived(name="batch")
-)
-_NOTIFY_EACH = select(
-    func.pg_notify(bindparam("channel", type_=Text), _PAYLOADS.c.payload)
-).select_from(_PAYLOADS)
-"""One statement that sends every payload of an array on a channel (``pg_notify`` over
-``unnest``), built once."""
 
 
 def _settle(
@@ -832,15 +821,20 @@ class Store:
         steps: list[tuple[dict[str, Any], asyncio.Future[None]]],
         notices: list[tuple[dict[str, Any], asyncio.Future[None]]],
     ) -> None:
-        """One transaction: the headers, the step rows, then the notices about them."""
-        async with self._writing() as connection:
+        """One transaction: the headers, the step rows, then the notices about them (on
+        PostgreSQL one statement, see :mod:`.pg_batch`)."""
+        if not self.is_sqlite:
+            parameters = group_commit_parameters(
+                [row for row, _ in headers], [row for row, _ in steps], [row for row, _ in notices]
+            )
+            async with self._writing_one() as connection:
+                await connection.execute(GROUP_COMMIT, parameters)
+            return
+        async with self._writing() as connection:  # SQLite: no notices (see notify_later)
             if headers:
                 await connection.execute(_SET_HEADER, [row for row, _ in headers])
             if steps:
                 await connection.execute(_INSERT_STEPS, [row for row, _ in steps])
-            for channel in dict.fromkeys(row["channel"] for row, _ in notices):
-                payloads = [row["payload"] for row, _ in notices if row["channel"] == channel]
-                await connection.execute(_NOTIFY_EACH, {"channel": channel, "payloads": payloads})
 
     async def steps(self, match_id: str) -> list[StepRow]:
         async with self._reading() as connection:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from store_rows import queue, step_row
 
@@ -11,6 +13,7 @@ from server.store import (
     MatchStatus,
     NotFound,
     SchemaOutOfDate,
+    StepRow,
     Store,
 )
 
@@ -226,3 +229,34 @@ async def test_the_players_in_running_matches_are_those_seated_in_one_now(store:
     assert await store.players_in_running_matches() == {"a", "b"}
     await store.end_match("m.running", status=MatchStatus.FINISHED, end_reason="goal")
     assert await store.players_in_running_matches() == set()
+
+
+async def test_one_group_commit_keeps_every_value_of_its_rows_and_headers(store: Store) -> None:
+    """Rows and headers of concurrent matches share one write; what a player sent comes
+    back exactly (NUL, quotes, backslashes, any script), and a match's later header wins."""
+    for match_id in ("m1", "m2"):
+        await queue(store, match_id, ["a", "b"])
+    awkward = 'nul \x00 quote " backslash \\ tab \t é 日本 🎲 {"json": [1]}'
+    rows = {
+        "m1": StepRow(
+            step=0,
+            moves=None,
+            state="( (cell 1 1 b) )",
+            state_time=2**40,
+            errors=["", "IL (mark 9 9)"],
+            response_times=[0, None],
+            raw_replies=[awkward, None],
+            details=[{"kind": "illegal", "quoted": awkward, "nested": {"n": [1.5, None]}}, None],
+        ),
+        "m2": step_row(1),
+    }
+    header = {"matchId": "m1", "gameMetaURL": "x", "scrambled": False, "note": awkward}
+    await asyncio.gather(
+        store.save_header("m1", {"matchId": "m1", "first": True}),
+        store.save_header("m1", header),
+        *(store.add_step("m" + key[1], row) for key, row in rows.items()),
+    )
+    assert await store.steps("m1") == [rows["m1"]]
+    assert await store.steps("m2") == [rows["m2"]]
+    assert await store.header("m1") == header
+    assert await store.header("m2") is None

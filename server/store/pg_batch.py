@@ -1,0 +1,122 @@
+"""A group commit on PostgreSQL as one statement: headers, step rows and notices.
+
+The batch travels as three JSON documents that ``json_to_recordset`` turns back into
+rows, so a batch of any size is one round trip in autocommit: no BEGIN, no COMMIT, no
+statement per row, and no per-value adaptation in the driver.  The statement is atomic
+on its own, and notices are delivered once it commits, so a notice never arrives before
+the rows it speaks of.
+
+Values of ``json`` columns go inside the document as their JSON text (serialized as
+SQLAlchemy would, with ``json.dumps``) and are cast back in SQL: PostgreSQL cannot take
+a ``\u0000`` out of a nested JSON value, and a player's reply may hold one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Integer,
+    String,
+    Text,
+    bindparam,
+    cast,
+    column,
+    func,
+    insert,
+    select,
+    update,
+)
+
+from .tables import match_steps, matches
+
+_JSON_STEP_COLUMNS = ("moves", "errors", "response_times", "raw_replies", "details")
+_STEP_COLUMNS: dict[str, Any] = {
+    "match_id": String,
+    "step": Integer,
+    "moves": Text,
+    "state": Text,
+    "state_time": BigInteger,
+    "errors": Text,
+    "response_times": Text,
+    "raw_replies": Text,
+    "details": Text,
+}
+
+
+def _records(name: str, columns: Mapping[str, Any]) -> Any:
+    """The rows of the JSON array parameter ``name``, as a table of that name."""
+    return (
+        func.json_to_recordset(bindparam(name, type_=JSON))
+        .table_valued(*(column(key, kind) for key, kind in columns.items()))
+        .render_derived(name=name, with_types=True)
+    )
+
+
+def _statement() -> Any:
+    steps = _records("steps", _STEP_COLUMNS)
+    stored = (
+        insert(match_steps)
+        .from_select(
+            list(_STEP_COLUMNS),
+            select(
+                *(
+                    cast(steps.c[key], JSON) if key in _JSON_STEP_COLUMNS else steps.c[key]
+                    for key in _STEP_COLUMNS
+                )
+            ),
+        )
+        .returning(match_steps.c.step)
+        .cte("stored")
+    )
+    headers = _records("headers", {"match_id": String, "header": Text})
+    updated = (
+        update(matches)
+        .where(matches.c.id == headers.c.match_id)
+        .values(header=cast(headers.c.header, JSON))
+        .returning(matches.c.id)
+        .cte("updated")
+    )
+    notices = _records("notices", {"channel": Text, "payload": Text})
+    notified = (
+        select(func.pg_notify(notices.c.channel, notices.c.payload).label("sent"))
+        .select_from(notices)
+        .cte("notified")
+    )
+    return select(
+        select(func.count()).select_from(stored).scalar_subquery().label("steps"),
+        select(func.count()).select_from(updated).scalar_subquery().label("headers"),
+        select(func.count()).select_from(notified).scalar_subquery().label("notices"),
+    )
+
+
+GROUP_COMMIT = _statement()
+"""The statement, built once; its parameters come from :func:`group_commit_parameters`."""
+
+
+def group_commit_parameters(
+    headers: Sequence[Mapping[str, Any]],
+    steps: Sequence[Mapping[str, Any]],
+    notices: Sequence[Mapping[str, Any]],
+) -> dict[str, list[Any]]:
+    """The three documents of one batch: headers (``match``, ``h``; the last one of a
+    match wins, as if written in order), step rows (the columns of ``match_steps``)
+    and notices (``channel``, ``payload``)."""
+    latest = {row["match"]: row["h"] for row in headers}
+    return {
+        "steps": [
+            {
+                key: json.dumps(row[key]) if key in _JSON_STEP_COLUMNS else row[key]
+                for key in _STEP_COLUMNS
+            }
+            for row in steps
+        ],
+        "headers": [
+            {"match_id": match, "header": json.dumps(header)} for match, header in latest.items()
+        ],
+        "notices": [{"channel": row["channel"], "payload": row["payload"]} for row in notices],
+    }
