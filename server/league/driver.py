@@ -149,6 +149,9 @@ def tournament_match_id(game: str, seed: int) -> str:
     return f"{new_match_id('ggp', game)}.seed{seed}"
 
 
+RATING_SWEEP_SECONDS = 30.0
+"""With no match ending, the ratings are brought up to date this often all the same (an
+end whose notice was lost, a match imported from another process)."""
 FULL_PASS_EVERY = 10
 """While matches keep ending, the driver reads everything again only every this many
 poll intervals (for matches ended elsewhere); when none ended for one interval, at once."""
@@ -202,6 +205,7 @@ class TournamentDriver:
         on_queued: Callable[[], None] | None = None,
         starter: MatchStarter | None = None,
         rating_seconds: float = 0.5,
+        rating_sweep_seconds: float = RATING_SWEEP_SECONDS,
     ) -> None:
         self.store = store
         self.tournaments = TournamentStore(store)
@@ -209,6 +213,9 @@ class TournamentDriver:
         self.poll_seconds = poll_seconds
         self.rating_seconds = rating_seconds
         """Ratings are brought up to date at most this often while matches end."""
+        self.rating_sweep_seconds = rating_sweep_seconds
+        """...and this often when none ends (each catch-up reads the finished matches)."""
+        self.rating_catch_ups = 0
         self.on_queued = on_queued
         self.starter = starter
         self._wake = asyncio.Event()
@@ -298,14 +305,16 @@ class TournamentDriver:
 
     async def _rating_loop(self) -> None:
         """Bring the ratings up to date when matches have ended, at most every
-        `rating_seconds`, apart from the scheduling (which must not wait for it)."""
+        `rating_seconds`, apart from the scheduling (which must not wait for it); with
+        no match ending, every `rating_sweep_seconds`."""
         while not self._closing:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._rate.wait(), self.poll_seconds)
+                await asyncio.wait_for(self._rate.wait(), self.rating_sweep_seconds)
             self._rate.clear()
             if self._closing:
                 break
             try:
+                self.rating_catch_ups += 1
                 await self.ratings.catch_up()
             except Exception:
                 log.exception("bringing the ratings up to date failed; trying again")

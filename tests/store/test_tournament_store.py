@@ -3,11 +3,13 @@ and the ratings kept match by match always equal a recomputation."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from sqlalchemy import update
 from store_rows import queue
 
-from server.league import RatingKeeper
+from server.league import RatingKeeper, TournamentDriver
 from server.league.ratings import compute
 from server.store import Conflict, MatchStatus, Store, TournamentStore
 from server.store.tables import matches
@@ -61,3 +63,37 @@ async def test_ratings_kept_match_by_match_equal_a_recomputation(store: Store) -
         "m1",
         "m3",
     ]
+
+
+async def _rated_soon(tournaments: TournamentStore, players: set[str]) -> bool:
+    """Whether the ``*`` ratings come to hold exactly ``players`` within ten seconds."""
+    async with asyncio.timeout(10):
+        while {row.player for row in await tournaments.ratings("*")} != players:
+            await asyncio.sleep(0.02)
+    return True
+
+
+async def test_the_ratings_are_read_again_when_a_match_ends_not_at_every_poll(
+    store: Store,
+) -> None:
+    """Each catch-up reads the finished matches, so an idle service must not run one at
+    every poll; an end is taken in at once, and a sweep catches what no notice announced."""
+    tournaments = TournamentStore(store)
+    driver = TournamentDriver(store, poll_seconds=0.05, rating_seconds=0.01)
+    await driver.start()
+    try:
+        await asyncio.sleep(0.5)  # ten polls
+        assert driver.rating_catch_ups == 0
+        await finish(store, "m1", ["a", "b"], [100, 0])
+        driver.other_match_ended()
+        assert await _rated_soon(tournaments, {"a", "b"})
+        assert driver.rating_catch_ups == 1
+    finally:
+        await driver.close()
+    sweeping = TournamentDriver(store, poll_seconds=60, rating_sweep_seconds=0.1)
+    await finish(store, "m2", ["a", "c"], [0, 100])  # ended with no notice at all
+    await sweeping.start()
+    try:
+        assert await _rated_soon(tournaments, {"a", "b", "c"})
+    finally:
+        await sweeping.close()
