@@ -307,17 +307,22 @@ class TournamentDriver:
         """Bring the ratings up to date when matches have ended, at most every
         `rating_seconds`, apart from the scheduling (which must not wait for it); with
         no match ending, every `rating_sweep_seconds`."""
+        sweep = True  # at start: every finished match
         while not self._closing:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._rate.wait(), self.rating_sweep_seconds)
+            if not sweep:
+                try:
+                    await asyncio.wait_for(self._rate.wait(), self.rating_sweep_seconds)
+                except TimeoutError:
+                    sweep = True  # every finished match: also those written late
             self._rate.clear()
             if self._closing:
                 break
             try:
                 self.rating_catch_ups += 1
-                await self.ratings.catch_up()
+                await self.ratings.catch_up(full=sweep)
             except Exception:
                 log.exception("bringing the ratings up to date failed; trying again")
+            sweep = False
             await asyncio.sleep(self.rating_seconds)
 
     async def run_pass(self, *, rate: bool = True) -> None:
@@ -342,7 +347,7 @@ class TournamentDriver:
         self._last_pass = time.monotonic()
         self.full_passes += 1
         if rate:
-            await self.ratings.catch_up()
+            await self.ratings.catch_up(full=True)
 
     def other_match_ended(self) -> None:
         """A match outside every tournament ended (in another process): bring the ratings

@@ -4,6 +4,11 @@ Scopes: ``*`` rates every finished match, and each game has its own scope. Match
 taken in the order they finished (then by id); a match that finished before one
 already taken in (a late write) makes the keeper recompute everything, so the stored
 ratings always equal a recomputation from the archive.
+
+A catch-up reads only the matches that finished at most :data:`LATE_WRITE_WINDOW_MS`
+before the last one taken in, through an index, so its cost follows what is new, not
+the archive; a full catch-up (the driver's sweep) reads every finished match and so
+also finds a match written later than that (one imported from an old archive).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from server.tournament.ratings import is_rated
 from .results import match_result
 
 ALL_GAMES = "*"
+LATE_WRITE_WINDOW_MS = 10 * 60 * 1000
+"""How long before the last match taken in a catch-up still looks for late writes."""
 
 
 def _result(match: MatchRow) -> MatchResult:
@@ -107,19 +114,22 @@ class RatingKeeper:
         self.store = store
         self._lock = asyncio.Lock()
 
-    async def catch_up(self) -> int:
-        """Rate the finished matches not taken in yet; returns how many were taken in.
+    async def catch_up(self, *, full: bool = False) -> int:
+        """Rate the finished matches not taken in yet (those that finished within
+        :data:`LATE_WRITE_WINDOW_MS` of the last one taken in or later; with ``full``,
+        all); returns how many were taken in.
 
         One catch-up at a time: two at once would take the same matches in twice.
         """
         async with self._lock:
-            return await self._catch_up()
+            return await self._catch_up(full)
 
-    async def _catch_up(self) -> int:
-        new = await self.store.unrated_matches()
+    async def _catch_up(self, full: bool) -> int:
+        last = await self.store.last_rated()
+        since = None if full or last is None else last[0] - LATE_WRITE_WINDOW_MS
+        new = await self.store.unrated_matches(since)
         if not new:
             return 0
-        last = await self.store.last_rated()
         first = (new[0].finished_at or 0, new[0].id)
         if last is not None and first < last:
             count, _, _ = await recompute_stored_ratings(self.store)

@@ -128,6 +128,7 @@ matches = Table(
     Index("uq_matches_tournament_schedule", "tournament_id", "schedule_key", unique=True),
     Index("ix_matches_queued_at", "queued_at", "id"),  # the pages' lists, newest first
     Index("ix_matches_game_status_queued", "game_name", "status", "queued_at"),
+    Index("ix_matches_status_finished_at", "status", "finished_at"),  # the ratings' catch-up
 )
 
 match_workers = Table(

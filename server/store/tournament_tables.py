@@ -68,5 +68,6 @@ rated_matches = Table(
     metadata,
     Column("match_id", String(200), primary_key=True),
     Column("finished_at", BigInteger, nullable=False),
+    Index("ix_rated_matches_finished_at", "finished_at", "match_id"),
 )
 """Finished matches the ratings have taken in (rated or skipped by the rules)."""

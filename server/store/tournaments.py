@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import Select, bindparam, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .errors import Conflict, NotFound
@@ -104,6 +104,17 @@ _LAST_RATED = (
     .limit(1)
 )
 """The latest match taken into the ratings (by when it finished, then by id)."""
+
+
+def unrated_query(since: int | None = None) -> Select[Any]:
+    """The finished matches not rated yet (finished at ``since`` ms or later), in order."""
+    taken = select(rated_matches.c.match_id).where(rated_matches.c.match_id == matches.c.id)
+    query = (
+        select(matches)
+        .where(matches.c.status == MatchStatus.FINISHED.value, ~taken.exists())
+        .order_by(matches.c.finished_at, matches.c.id)
+    )
+    return query if since is None else query.where(matches.c.finished_at >= since)
 
 
 class TournamentStore:
@@ -273,16 +284,11 @@ class TournamentStore:
 
     # -- ratings -----------------------------------------------------------------------
 
-    async def unrated_matches(self) -> list[MatchRow]:
-        """Finished matches the ratings have not taken in, in the order they finished."""
-        taken = select(rated_matches.c.match_id)
-        query = (
-            select(matches)
-            .where(matches.c.status == MatchStatus.FINISHED.value, matches.c.id.not_in(taken))
-            .order_by(matches.c.finished_at, matches.c.id)
-        )
+    async def unrated_matches(self, since: int | None = None) -> list[MatchRow]:
+        """Finished matches the ratings have not taken in, in the order they finished; with
+        ``since`` (ms), only those that finished then or later, read through an index."""
         async with self.store._reading() as connection:
-            rows = await connection.execute(query)
+            rows = await connection.execute(unrated_query(since))
             return [MatchRow.model_validate(dict(row._mapping)) for row in rows]
 
     async def finished_matches(self) -> list[MatchRow]:

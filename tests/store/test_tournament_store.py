@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import text, update
 from store_rows import queue
 
 from server.league import RatingKeeper, TournamentDriver
-from server.league.ratings import compute
+from server.league.ratings import LATE_WRITE_WINDOW_MS, compute
 from server.store import Conflict, MatchStatus, Store, TournamentStore
 from server.store.tables import matches
+from server.store.tournaments import _LAST_RATED, unrated_query
 
 
 async def test_a_schedule_key_is_queued_once_per_tournament(store: Store) -> None:
@@ -54,7 +55,7 @@ async def test_ratings_kept_match_by_match_equal_a_recomputation(store: Store) -
         await connection.execute(
             update(matches).where(matches.c.id == "late").values(finished_at=1)
         )
-    await keeper.catch_up()
+    await keeper.catch_up(full=True)  # long before: a full catch-up (a sweep) finds it
     stored = {(r.scope, r.player): r for s in ("*", "g") for r in await tournaments.ratings(s)}
     current, _ = compute(await tournaments.finished_matches())
     assert stored == {(r.scope, r.player): r for r in current}
@@ -84,17 +85,75 @@ async def test_the_ratings_are_read_again_when_a_match_ends_not_at_every_poll(
     await driver.start()
     try:
         await asyncio.sleep(0.5)  # ten polls
-        assert driver.rating_catch_ups == 0
+        assert driver.rating_catch_ups == 1  # the one at start
         await finish(store, "m1", ["a", "b"], [100, 0])
         driver.other_match_ended()
         assert await _rated_soon(tournaments, {"a", "b"})
-        assert driver.rating_catch_ups == 1
+        assert driver.rating_catch_ups == 2
     finally:
         await driver.close()
-    sweeping = TournamentDriver(store, poll_seconds=60, rating_sweep_seconds=0.1)
-    await finish(store, "m2", ["a", "c"], [0, 100])  # ended with no notice at all
+    sweeping = TournamentDriver(store, poll_seconds=60, rating_sweep_seconds=0.3)
     await sweeping.start()
     try:
+        await asyncio.sleep(0.05)
+        # ended with no notice at all, and recorded as finished long before the others
+        await finish(store, "m2", ["a", "c"], [0, 100])
+        await _set_finished_at(store, "m2", 1)
         assert await _rated_soon(tournaments, {"a", "b", "c"})
     finally:
         await sweeping.close()
+
+
+async def test_a_catch_up_reads_back_a_window_a_full_one_everything(store: Store) -> None:
+    tournaments = TournamentStore(store)
+    keeper = RatingKeeper(tournaments)
+    await finish(store, "m1", ["a", "b"], [100, 0])
+    assert await keeper.catch_up() == 1
+    finished = (await store.get_match("m1")).finished_at
+    assert finished is not None
+    await finish(store, "imported", ["c", "d"], [100, 0])
+    await _set_finished_at(store, "imported", finished - 100 * LATE_WRITE_WINDOW_MS)
+    await finish(store, "next", ["b", "c"], [100, 0])
+    assert [m.id for m in await tournaments.unrated_matches()] == ["imported", "next"]
+    assert [m.id for m in await tournaments.unrated_matches(since=finished)] == ["next"]
+    assert await keeper.catch_up() == 1  # the window: only "next"
+    assert {r.player for r in await tournaments.ratings("*")} == {"a", "b", "c"}
+    # the sweep finds the old one, finished before the last rated: all recomputed
+    assert await keeper.catch_up(full=True) == 3
+    stored = {(r.scope, r.player): r for s in ("*", "g") for r in await tournaments.ratings(s)}
+    current, _ = compute(await tournaments.finished_matches())
+    assert stored == {(r.scope, r.player): r for r in current}
+    # a late write within the window is found at once, and recomputed too
+    await finish(store, "just_late", ["a", "d"], [0, 100])
+    await _set_finished_at(store, "just_late", finished - LATE_WRITE_WINDOW_MS // 2)
+    assert await keeper.catch_up() == 4
+    stored = {(r.scope, r.player): r for s in ("*", "g") for r in await tournaments.ratings(s)}
+    current, _ = compute(await tournaments.finished_matches())
+    assert stored == {(r.scope, r.player): r for r in current}
+
+
+async def _set_finished_at(store: Store, match_id: str, at: int) -> None:
+    async with store.engine.begin() as connection:
+        await connection.execute(
+            update(matches).where(matches.c.id == match_id).values(finished_at=at)
+        )
+
+
+async def test_a_catch_up_reads_the_new_matches_from_indexes(store: Store) -> None:
+    """Its cost follows what is new, not the archive: no scan of the finished matches,
+    and the latest rated match is read from an index, not sorted."""
+    if not store.is_sqlite:
+        pytest.skip("the plan is checked on SQLite; PostgreSQL's depends on its statistics")
+    dialect = store.engine.dialect
+    queries = {
+        "ix_matches_status_finished_at": unrated_query(since=1000),
+        "ix_rated_matches_finished_at": _LAST_RATED,
+    }
+    async with store.engine.connect() as connection:
+        for index, query in queries.items():
+            sql = str(query.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
+            plan = " ".join(
+                str(row[-1]) for row in await connection.execute(text(f"EXPLAIN QUERY PLAN {sql}"))
+            )
+            assert index in plan, (sql, plan)
+            assert "USE TEMP B-TREE FOR ORDER BY" not in plan, plan
