@@ -23,7 +23,7 @@ from server.tournament.ratings import is_rated
 from .results import match_result
 
 ALL_GAMES = "*"
-LATE_WRITE_WINDOW_MS = 10 * 60 * 1000
+LATE_WRITE_WINDOW_MS = 60 * 1000
 """How long before the last match taken in a catch-up still looks for late writes."""
 
 
