@@ -279,7 +279,7 @@ class DemandTable:
     share a :class:`_Tabling` solver.
     """
 
-    __slots__ = ("engine", "key", "arity", "db", "memo", "solver", "bound")
+    __slots__ = ("engine", "key", "arity", "db", "memo", "solver", "bound", "shared")
 
     def __init__(
         self, engine: Interpreter, key: RelationKey, db: dict, solver: _Tabling | None = None
@@ -295,6 +295,8 @@ class DemandTable:
         self.bound: dict[tuple[int, ...], tuple[tuple, ...]] = {}
         """Per set of given positions: for each rule, its function and the relations and
         indexes it reads, looked up in ``db`` once (the same for every call)."""
+        self.shared = False
+        """Whether states other than the one of ``db`` use the table too."""
 
     def functions(self, positions: tuple[int, ...]) -> tuple[tuple, ...]:
         """What derives the facts with given values at ``positions``: per rule, an
@@ -305,6 +307,15 @@ class DemandTable:
             binders = self.engine._demand_functions(self.key, positions)
             found = self.bound[positions] = tuple(bind(db) for bind in binders)
         return found
+
+    def release(self) -> None:
+        """Drop the references to ``db`` and to the tables of ``db`` (``db`` holds the
+        table: a cycle only the cyclic garbage collector would free, with every relation of
+        the state); the table must not be asked again."""
+        self.db = {}
+        self.bound = {}
+        self.memo = {}
+        self.solver = None
 
     def lookup(self, positions: tuple[int, ...], values: tuple, first: bool = False) -> tuple:
         """Every fact whose arguments at ``positions`` equal ``values``.
@@ -329,6 +340,14 @@ class DemandTable:
                 break
         found = self.memo[memo_key] = tuple(facts)
         return found
+
+
+def release_tables(db: dict) -> None:
+    """Release the tables computed on demand into ``db`` (see :meth:`DemandTable.release`)
+    that no other state uses: ``db`` is done with."""
+    for value in db.values():
+        if value.__class__ is DemandTable and value.db is db and not value.shared:
+            value.release()
 
 
 class _Tabling:
@@ -871,17 +890,23 @@ class Interpreter:
         start the next trial, if any."""
         trial = self._trial
         self._trial = None
-        if trial is not None:
-            trial.other._contexts.clear()  # free its states now, not at a later collection
+        if trial is not None:  # free its states now, not at a later collection
+            trial.other._drop_contexts()
         if other_won and trial is not None:
             self._state_budget = trial.other._state_budget
             self._demand.clear()
             self._demand.update(self._demand_with(self._state_budget))
             self._compiled = self._static_rules()
             self._demand_compiled.clear()
-            self._contexts.clear()
+            self._drop_contexts()
             self._state_sharing.results.clear()
         self._next_trial()
+
+    def _drop_contexts(self) -> None:
+        """Forget the cached states, releasing their tables (when none is in use)."""
+        for context in self._contexts.values():
+            release_tables(context.db)
+        self._contexts.clear()
 
     def _users_of(self, keys: frozenset) -> set[int]:
         users: set[int] = set()
@@ -991,6 +1016,9 @@ class Interpreter:
             return
         self._evaluate(component, context.db)
         relations = {key: context.db[key] for key in component.keys if key in context.db}
+        for relation in relations.values():
+            if isinstance(relation, DemandTable):
+                relation.shared = True
         sharing.keep(component.index, facts, relations)
 
     def _materialise_move(self, component: Component, db: dict, context: _StateContext) -> None:
@@ -1029,7 +1057,7 @@ class Interpreter:
         context = _StateContext(db, state.facts)
         self._contexts[state] = context
         if len(self._contexts) > CACHED_STATES:
-            self._contexts.popitem(last=False)
+            release_tables(self._contexts.popitem(last=False)[1].db)
         return context
 
     def _derive(self, state: State, key: RelationKey) -> Relation:
@@ -1138,6 +1166,7 @@ class Interpreter:
                 else:
                     self._evaluate(component, db)
         following = db.get(NEXT_KEY)
+        release_tables(db)
         if not following:
             return State(())
         successor = State(args[0] for args in following.facts)
