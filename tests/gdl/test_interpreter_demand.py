@@ -11,10 +11,12 @@ from collections.abc import Callable
 
 import pytest
 
+import server.gdl.interpreter.engine as engine_module
 from server.gdl.interpreter import Interpreter
 from server.gdl.interpreter.codegen import IndexSpec, Relation, RuleCompiler
 from server.gdl.interpreter.engine import (
     CACHED_STATES,
+    EAGER_DEPTH,
     MATERIALISE_BUDGET,
     DemandTable,
     fixed_rules,
@@ -315,7 +317,7 @@ def test_a_released_table_refuses_questions_rather_than_answer_from_nothing() ->
     table = engine._contexts[state].db[CLEAR]
     assert isinstance(table, DemandTable)
     assert not table.shared
-    release_tables(engine._contexts[state].db)
+    release_tables(engine._contexts[state].db, [CLEAR])
     with pytest.raises(KeyError):
         table.lookup((0, 1), ("1", "4"))
 
@@ -328,6 +330,63 @@ def test_a_table_shared_with_other_states_is_not_released() -> None:
     table = db[CLEAR]
     assert isinstance(table, DemandTable)
     assert table.shared  # its component is shared between states with the same blanks
-    release_tables(db)
+    release_tables(db, [CLEAR])
     assert table.db is db
     assert table.lookup((0, 1), ("1", "4")) == (("1", "4"),)
+
+
+GRAPH = """
+(role walker)
+(init (edge a b)) (init (edge b c)) (init (edge c a)) (init (edge c d)) (init (edge d e))
+(init (at a))
+(<= (reach ?x ?y) (true (edge ?x ?y)))
+(<= (reach ?x ?y) (true (edge ?x ?z)) (reach ?z ?y))
+(<= (legal walker (go ?y)) (true (at ?x)) (reach ?x ?y))
+(<= (next (at ?y)) (does walker (go ?y)))
+(<= (next (edge ?x ?y)) (true (edge ?x ?y)))
+(<= terminal (true (at e)))
+(<= (goal walker 100) (true (at e)))
+"""
+"""``reach`` runs through a cycle (a, b, c): a call's answers come back to it."""
+
+REACH = ("reach", 2)
+
+
+def test_a_chain_of_calls_evaluates_each_call_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call along ``clear 1 6``, ``clear 2 6``, ... finds the answer of the next one
+    the first time it asks: evaluated once, not again once that answer is found."""
+    engine = unshared(LINE, CLEAR)
+    state = line_state(2, 3, 4, 5)
+    engine.legal_moves(state, "shooter")
+    table = engine._contexts[state].db[CLEAR]
+    assert isinstance(table, DemandTable)
+    evaluated: list[tuple[int, ...]] = []
+    functions = DemandTable.functions
+
+    def counted(self: DemandTable, positions: tuple[int, ...]) -> tuple[tuple, ...]:
+        evaluated.append(positions)
+        return functions(self, positions)
+
+    monkeypatch.setattr(DemandTable, "functions", counted)
+    table.memo.clear()
+    assert table.lookup((0, 1), ("1", "6")) == (("1", "6"),)
+    asked = [key for key in table.memo if key[0] == (0, 1)]
+    assert len(asked) == 5  # clear 1 6 ... clear 5 6
+    assert len(evaluated) == len(asked)
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, EAGER_DEPTH])
+def test_calls_through_a_cycle_find_every_answer_at_any_depth_evaluated_at_once(
+    monkeypatch: pytest.MonkeyPatch, depth: int
+) -> None:
+    monkeypatch.setattr(engine_module, "EAGER_DEPTH", depth)
+    engine = on_demand(GRAPH, REACH)
+    state = engine.initial_state()
+    moves = engine.legal_moves(state, "walker")
+    assert moves == [("go", "a"), ("go", "b"), ("go", "c"), ("go", "d"), ("go", "e")]
+    table = engine._contexts[state].db[REACH]
+    assert isinstance(table, DemandTable)
+    for start, reached in (("b", "abcde"), ("d", "e"), ("e", "")):
+        assert sorted(table.lookup((0,), (start,))) == [(start, end) for end in reached]
+    assert table.lookup((0, 1), ("c", "b"), True) == (("c", "b"),)
+    assert table.lookup((0, 1), ("d", "a"), True) == ()
