@@ -214,6 +214,11 @@ class CompiledRule:
     rule: FlatRule
     naive: Callable
     deltas: list[tuple[RelationKey, Callable]]
+    head_key: RelationKey = ""
+    """The relation of the rule's head (``rule.head_key``, worked out once)."""
+
+    def __post_init__(self) -> None:
+        self.head_key = self.rule.head_key
 
 
 def _checks(fact: str, structure: list, keys: list) -> list[str]:

@@ -13,7 +13,7 @@ import signal
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..errors import GdlError
@@ -90,6 +90,9 @@ SHARE_TRIAL = 64
 """States after which a state relation stops being shared between states when fewer
 than one in SHARE_MIN_HIT_RATE of them found it computed already."""
 SHARE_MIN_HIT_RATE = 4
+EAGER_DEPTH = 32
+"""Calls into a recursive relation evaluated at once, nested in one another, at most
+(see :class:`_Tabling`): deeper ones wait their turn, and Python's stack stays short."""
 
 
 _first = operator.itemgetter(0)
@@ -279,7 +282,7 @@ class DemandTable:
     share a :class:`_Tabling` solver.
     """
 
-    __slots__ = ("engine", "key", "arity", "db", "memo", "solver", "bound")
+    __slots__ = ("engine", "key", "arity", "db", "memo", "solver", "bound", "shared")
 
     def __init__(
         self, engine: Interpreter, key: RelationKey, db: dict, solver: _Tabling | None = None
@@ -295,6 +298,8 @@ class DemandTable:
         self.bound: dict[tuple[int, ...], tuple[tuple, ...]] = {}
         """Per set of given positions: for each rule, its function and the relations and
         indexes it reads, looked up in ``db`` once (the same for every call)."""
+        self.shared = False
+        """Whether states other than the one of ``db`` use the table too."""
 
     def functions(self, positions: tuple[int, ...]) -> tuple[tuple, ...]:
         """What derives the facts with given values at ``positions``: per rule, an
@@ -305,6 +310,15 @@ class DemandTable:
             binders = self.engine._demand_functions(self.key, positions)
             found = self.bound[positions] = tuple(bind(db) for bind in binders)
         return found
+
+    def release(self) -> None:
+        """Drop the references to ``db`` and to the tables of ``db`` (``db`` holds the
+        table: a cycle only the cyclic garbage collector would free, with every relation of
+        the state); the table must not be asked again."""
+        self.db = {}
+        self.bound = {}
+        self.memo = {}
+        self.solver = None
 
     def lookup(self, positions: tuple[int, ...], values: tuple, first: bool = False) -> tuple:
         """Every fact whose arguments at ``positions`` equal ``values``.
@@ -320,7 +334,8 @@ class DemandTable:
             return self.solver.lookup(self, memo_key, first)
         facts: set = set()
         given = [values]
-        add = self.engine._counted(facts)
+        engine = self.engine
+        add = facts.add if engine._budget is None else engine._counted(facts)
         db = self.db
         complete = len(positions) == self.arity
         for env in self.functions(positions):
@@ -331,12 +346,27 @@ class DemandTable:
         return found
 
 
+def release_tables(db: dict, keys: Iterable[RelationKey]) -> None:
+    """Release the tables computed on demand into ``db`` (see :meth:`DemandTable.release`)
+    that no other state uses: ``db`` is done with. ``keys``: the relations computed on
+    demand (any others of ``db`` are left as they are)."""
+    get = db.get
+    for key in keys:
+        value = get(key)
+        if value.__class__ is DemandTable and value.db is db and not value.shared:
+            value.release()
+
+
 class _Tabling:
     """Answers calls into a recursive component by iterating to a fixpoint.
 
     While a fixpoint runs, a call returns the answers found so far and records
     who asked; a call is evaluated again only when a call it consulted gained
-    answers. The newest calls are evaluated first, as a top-down prover would.
+    answers. A new call is evaluated at once, as a top-down prover would (up to
+    EAGER_DEPTH calls deep; deeper ones wait in a queue, newest first): along a
+    chain of calls (is the row clear from here to there) each call then finds the
+    answers of the next one the first time it asks, instead of being evaluated
+    again once they are found.
     """
 
     __slots__ = (
@@ -348,6 +378,7 @@ class _Tabling:
         "pending",
         "queued",
         "current",
+        "depth",
     )
 
     def __init__(self, engine: Interpreter) -> None:
@@ -360,6 +391,8 @@ class _Tabling:
         self.queued: set[tuple] = set()
         self.current: tuple = ()
         """The call being evaluated (while a fixpoint runs)."""
+        self.depth = 0
+        """Calls evaluated at once that are under way (nested in one another)."""
 
     def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> tuple:
         call = (table.key, memo_key)
@@ -367,9 +400,13 @@ class _Tabling:
         if self.active:  # asked by self.current while a fixpoint runs
             answers = answers_of.get(call)
             if answers is None:
-                answers_of[call] = set()
+                answers = answers_of[call] = set()
                 self.tables[call] = table
-                self.consumers[call] = [self.current]
+                asker = self.current
+                self.consumers[call] = [asker]
+                if self.depth < EAGER_DEPTH:
+                    self._evaluate_now(call, table, answers, asker, 1)
+                    return tuple(answers) if answers else ()
                 self.pending.append(call)
                 self.queued.add(call)
                 return ()
@@ -383,8 +420,7 @@ class _Tabling:
             root = answers_of[call] = set()
             tables[call] = table
             consumers[call] = []
-            pending.append(call)
-            queued.add(call)
+            self._evaluate_now(call, table, root, (), 0)
             while pending:
                 if first and root:
                     return tuple(root)  # enough for the caller; not complete, so not kept
@@ -410,11 +446,15 @@ class _Tabling:
                         if consumer not in queued:
                             queued.add(consumer)
                             pending.append(consumer)
+            if len(answers_of) == 1:  # the call asked no other
+                found = table.memo[memo_key] = tuple(root) if root else ()
+                return found
             for done, answers in answers_of.items():
                 tables[done].memo[done[1]] = tuple(answers) if answers else ()
         finally:
             self.active = False
             self.current = ()
+            self.depth = 0
             answers_of.clear()  # emptied for the next fixpoint, not made anew
             tables.clear()
             consumers.clear()
@@ -422,15 +462,47 @@ class _Tabling:
             queued.clear()
         return table.memo[memo_key]
 
+    def _evaluate_now(
+        self, call: tuple, table: DemandTable, answers: set, caller: tuple, skip: int
+    ) -> None:
+        """Evaluate a new call while a fixpoint runs. Its caller (the first ``skip`` of its
+        consumers) gets the answers found now when the call returns; the calls that asked
+        it meanwhile (through a cycle) are evaluated again if it gained answers."""
+        self.current = call
+        self.depth += 1
+        try:
+            engine = self.engine
+            add = answers.add if engine._budget is None else engine._counted(answers)
+            positions, values = call[1]
+            complete = len(positions) == table.arity
+            given = [values]
+            db = table.db
+            for env in table.functions(positions):
+                env[0](db, given, add, env)
+                if complete and answers:
+                    break
+        finally:
+            self.depth -= 1
+            self.current = caller
+        if answers:
+            consumers = self.consumers[call]
+            queued, pending = self.queued, self.pending
+            for consumer in consumers[skip:] if skip else consumers:
+                if consumer not in queued:
+                    queued.add(consumer)
+                    pending.append(consumer)
+
 
 class _StateContext:
     """Relations computed for one state."""
 
-    __slots__ = ("db", "done", "legal", "legal_sets", "facts", "by_head", "frozen")
+    __slots__ = ("db", "done", "derived", "legal", "legal_sets", "facts", "by_head", "frozen")
 
     def __init__(self, db: dict[RelationKey, Relation], facts: frozenset[RawTerm]) -> None:
         self.db = db
         self.done: set[int] = set()
+        self.derived: set[RelationKey] = set()
+        """The relations whose state components are all in ``done``."""
         self.legal: dict[str, list[RawTerm]] | None = None
         self.legal_sets: dict[str, dict[RawTerm, RawTerm]] = {}
         self.facts = facts
@@ -871,17 +943,23 @@ class Interpreter:
         start the next trial, if any."""
         trial = self._trial
         self._trial = None
-        if trial is not None:
-            trial.other._contexts.clear()  # free its states now, not at a later collection
+        if trial is not None:  # free its states now, not at a later collection
+            trial.other._drop_contexts()
         if other_won and trial is not None:
+            self._drop_contexts()  # before the relations computed on demand change
             self._state_budget = trial.other._state_budget
             self._demand.clear()
             self._demand.update(self._demand_with(self._state_budget))
             self._compiled = self._static_rules()
             self._demand_compiled.clear()
-            self._contexts.clear()
             self._state_sharing.results.clear()
         self._next_trial()
+
+    def _drop_contexts(self) -> None:
+        """Forget the cached states, releasing their tables (when none is in use)."""
+        for context in self._contexts.values():
+            release_tables(context.db, self._demand)
+        self._contexts.clear()
 
     def _users_of(self, keys: frozenset) -> set[int]:
         users: set[int] = set()
@@ -914,10 +992,10 @@ class Interpreter:
         if not component.recursive:
             if fixed is None:
                 for compiled in rules:
-                    compiled.naive(db, adder(relations[compiled.rule.head_key].facts))
+                    compiled.naive(db, adder(relations[compiled.head_key].facts))
                 return
             for number, compiled in enumerate(rules):
-                target = relations[compiled.rule.head_key].facts
+                target = relations[compiled.head_key].facts
                 if number in fixed:
                     self._add_fixed(index, number, compiled, db, target)
                 else:
@@ -926,9 +1004,9 @@ class Interpreter:
         delta: dict[RelationKey, set] = {key: set() for key in component.keys}
         for number, compiled in enumerate(rules):
             if fixed is not None and number in fixed:
-                self._add_fixed(index, number, compiled, db, delta[compiled.rule.head_key])
+                self._add_fixed(index, number, compiled, db, delta[compiled.head_key])
             else:
-                compiled.naive(db, adder(delta[compiled.rule.head_key]))
+                compiled.naive(db, adder(delta[compiled.head_key]))
         delta = {key: facts - relations[key].facts for key, facts in delta.items()}
         for key, facts in delta.items():
             relations[key].facts |= facts
@@ -938,7 +1016,7 @@ class Interpreter:
             found: dict[RelationKey, set] = {key: set() for key in component.keys}
             delta_lists = {key: list(facts) for key, facts in delta.items()}
             for compiled in rules:
-                add = adder(found[compiled.rule.head_key])
+                add = adder(found[compiled.head_key])
                 for key, variant in compiled.deltas:
                     if delta_lists[key]:
                         variant(db, delta_lists[key], add)
@@ -991,6 +1069,9 @@ class Interpreter:
             return
         self._evaluate(component, context.db)
         relations = {key: context.db[key] for key in component.keys if key in context.db}
+        for relation in relations.values():
+            if isinstance(relation, DemandTable):
+                relation.shared = True
         sharing.keep(component.index, facts, relations)
 
     def _materialise_move(self, component: Component, db: dict, context: _StateContext) -> None:
@@ -1000,7 +1081,7 @@ class Interpreter:
         relations = {key: Relation() for key in component.keys}
         db.update(relations)
         for number, compiled in enumerate(self._rules_of(component)):
-            target = relations[compiled.rule.head_key].facts
+            target = relations[compiled.head_key].facts
             rule = (component.index, number)
             heads = sharing.heads.get(rule)
             if heads is None:
@@ -1029,16 +1110,23 @@ class Interpreter:
         context = _StateContext(db, state.facts)
         self._contexts[state] = context
         if len(self._contexts) > CACHED_STATES:
-            self._contexts.popitem(last=False)
+            release_tables(self._contexts.popitem(last=False)[1].db, self._demand)
         return context
 
     def _derive(self, state: State, key: RelationKey) -> Relation:
         context = self._context(state)
-        for component in self._plans[key]:
-            if component.layer == "state" and component.index not in context.done:
-                self._evaluate_in_state(component, context)
-                context.done.add(component.index)
+        if key not in context.derived:
+            self._derive_in(context, key)
         return context.db.get(key) or Relation()
+
+    def _derive_in(self, context: _StateContext, key: RelationKey) -> None:
+        """Compute the state components ``key`` needs (for ``next``: those of its plan)."""
+        done = context.done
+        for component in self._plans[key]:
+            if component.layer == "state" and component.index not in done:
+                self._evaluate_in_state(component, context)
+                done.add(component.index)
+        context.derived.add(key)
 
     # -- the engine contract ----------------------------------------------------------
 
@@ -1117,10 +1205,8 @@ class Interpreter:
         if len(moves) != len(self.roles):
             raise GdlError(f"expected {len(self.roles)} moves (one per role), got {len(moves)}")
         context = self._context(state)
-        for component in self._plans[NEXT_KEY]:
-            if component.layer == "state" and component.index not in context.done:
-                self._evaluate_in_state(component, context)
-                context.done.add(component.index)
+        if NEXT_KEY not in context.derived:
+            self._derive_in(context, NEXT_KEY)
         db = dict(context.db)
         raw = [
             m if m.__class__ is str or m.__class__ is tuple else self._raw_move(context, role, m)
@@ -1138,6 +1224,7 @@ class Interpreter:
                 else:
                     self._evaluate(component, db)
         following = db.get(NEXT_KEY)
+        release_tables(db, self._demand)
         if not following:
             return State(())
         successor = State(args[0] for args in following.facts)
