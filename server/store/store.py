@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from . import migrate
 from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
 from .pg_batch import GROUP_COMMIT, group_commit_parameters
+from .pg_queue import QUEUE_MATCH, queue_parameters
 from .records import (
     GameRecord,
     GameVersion,
@@ -622,43 +623,30 @@ class Store:
 
         :class:`Conflict` when the id, or the tournament's schedule key, is taken.
         """
+        values: dict[str, Any] = {
+            "id": match_id,
+            "game_name": game_name,
+            "game_version": game_version,
+            "status": MatchStatus.QUEUED.value,
+            "players": list(players),
+            "start_clock": start_clock,
+            "play_clock": play_clock,
+            "policy": policy,
+            "config": dict(config),
+            "tournament_id": tournament_id,
+            "schedule_key": schedule_key,
+            "requeued_from": requeued_from,
+            "queued_at": now_ms(),
+        }
         try:
-            async with self._writing() as connection:
-                if audit_actor is not None:
+            if not self.is_sqlite:  # one statement, see :mod:`.pg_queue`
+                async with self._writing_one() as connection:
                     await connection.execute(
-                        _INSERT_AUDIT,
-                        {
-                            "at": now_ms(),
-                            "actor": audit_actor,
-                            "action": "match.queue",
-                            "target": match_id,
-                            "detail": None,
-                        },
+                        QUEUE_MATCH,
+                        queue_parameters(values, players, audit_actor),
                     )
-                values = {
-                    "id": match_id,
-                    "game_name": game_name,
-                    "game_version": game_version,
-                    "status": MatchStatus.QUEUED.value,
-                    "players": list(players),
-                    "start_clock": start_clock,
-                    "play_clock": play_clock,
-                    "policy": policy,
-                    "config": dict(config),
-                    "tournament_id": tournament_id,
-                    "schedule_key": schedule_key,
-                    "requeued_from": requeued_from,
-                    "queued_at": now_ms(),
-                }
-                # the row is what was written: nothing to read back (no RETURNING)
-                await connection.execute(_INSERT_MATCH, values)
-                await connection.execute(
-                    _INSERT_MATCH_PLAYERS,
-                    [
-                        {"match_id": match_id, "seat": seat, "player": player}
-                        for seat, player in enumerate(players)
-                    ],
-                )
+            else:
+                await self._queue_in_transaction(values, players, audit_actor)
         except IntegrityError as error:
             if schedule_key is not None:
                 raise Conflict(
@@ -676,6 +664,32 @@ class Store:
                 "goals": None,
             }
         )
+
+    async def _queue_in_transaction(
+        self, values: dict[str, Any], players: Sequence[str | None], audit_actor: str | None
+    ) -> None:
+        """:meth:`queue_match`'s writes as one transaction (SQLite)."""
+        async with self._writing() as connection:
+            if audit_actor is not None:
+                await connection.execute(
+                    _INSERT_AUDIT,
+                    {
+                        "at": values["queued_at"],
+                        "actor": audit_actor,
+                        "action": "match.queue",
+                        "target": values["id"],
+                        "detail": None,
+                    },
+                )
+            # the row is what was written: nothing to read back (no RETURNING)
+            await connection.execute(_INSERT_MATCH, values)
+            await connection.execute(
+                _INSERT_MATCH_PLAYERS,
+                [
+                    {"match_id": values["id"], "seat": seat, "player": player}
+                    for seat, player in enumerate(players)
+                ],
+            )
 
     async def get_match(self, match_id: str) -> MatchRow:
         async with self._reading() as connection:

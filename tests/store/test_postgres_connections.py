@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 from pgcluster import create_database
-from sqlalchemy import text
+from sqlalchemy import event, text
 from store_rows import queue, step_row
 
 from server.store import Store, StoreError
@@ -132,3 +132,34 @@ async def test_a_notice_that_fails_never_costs_the_rows_written_with_it(store: S
         await too_long
     await stored
     assert [step.step for step in await store.steps("m2")] == [0]
+
+
+async def test_queueing_a_match_and_a_group_commit_are_one_statement_each(store: Store) -> None:
+    statements: list[str] = []
+
+    def count(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        statements.append(statement)
+
+    for engine in (store.engine, store.read_engine):
+        event.listen(engine.sync_engine, "before_cursor_execute", count)
+    await store.queue_match(
+        "m3",
+        game_name="g",
+        game_version=1,
+        players=["a", None],
+        start_clock=1,
+        play_clock=1,
+        policy="random",
+        config={},
+        audit_actor="admin",
+    )
+    assert len(statements) == 1
+    statements.clear()
+    await asyncio.gather(
+        store.save_header("m3", {"matchId": "m3"}),
+        store.add_step("m3", step_row(0)),
+        store.add_step("m3", step_row(1)),
+        store.notify("ggp_test", "x"),
+    )
+    assert len(statements) == 1
+    assert [step.step for step in await store.steps("m3")] == [0, 1]
