@@ -47,13 +47,76 @@ class IndexSpec:
     key_paths: tuple[Path, ...]
     name: str = ""
     build: Callable[[Iterable[tuple]], object] = field(default=lambda facts: None)
+    patch: Callable[[dict, Iterable[tuple], Iterable[tuple]], dict] | None = None
+    """For a keyed index: a copy of an index with facts taken out and others put in
+    (made on first use, see :meth:`patcher`)."""
 
     def __post_init__(self) -> None:
         self.name = repr((self.structure, self.key_paths))
         self.build = _compile_index_builder(self.structure, self.key_paths)
 
+    def patcher(self) -> Callable[[dict, Iterable[tuple], Iterable[tuple]], dict]:
+        """:attr:`patch`, made now if not yet (keyed indexes only)."""
+        if self.patch is None:
+            self.patch = _compile_index_patcher(self.structure, self.key_paths)
+        return self.patch
+
 
 _BUILDERS: dict[str, Callable] = {}
+_PATCHERS: dict[str, Callable] = {}
+
+
+def _conditions(structure: tuple[tuple[Path, str, int], ...]) -> list[str]:
+    """Tests of a fact ``f`` for the structure an index matches."""
+    return [
+        f"{_access('f', path)}.__class__ is tuple and len({_access('f', path)}) == {arity + 1}"
+        f" and {_access('f', path)}[0] == {functor!r}"
+        for path, functor, arity in structure
+    ]
+
+
+def _key_expression(key_paths: tuple[Path, ...]) -> str:
+    if len(key_paths) == 1:
+        return _access("f", key_paths[0])
+    return "(" + ", ".join(_access("f", path) for path in key_paths) + ",)"
+
+
+def _compile_index_patcher(
+    structure: tuple[tuple[Path, str, int], ...], key_paths: tuple[Path, ...]
+) -> Callable:
+    """``patch(index, removed, added)``: a keyed index of some facts made into the index of
+    those facts without ``removed`` (facts among them) and with ``added`` (facts not among
+    them), the given index left as it was."""
+    name = repr((structure, key_paths))
+    cached = _PATCHERS.get(name)
+    if cached is not None:
+        return cached
+    conditions = _conditions(structure)
+    test = f"        if not ({' and '.join(conditions)}): continue" if conditions else ""
+    lines = [
+        "def patch(index, removed, added):",
+        "    index = index.copy()",
+        "    get = index.get",
+        "    for f in removed:",
+        test,
+        f"        k = {_key_expression(key_paths)}",
+        "        bucket = index[k]",
+        "        if len(bucket) == 1: del index[k]",
+        "        else:",
+        "            at = bucket.index(f)",
+        "            index[k] = bucket[:at] + bucket[at + 1:]",
+        "    for f in added:",
+        test,
+        f"        k = {_key_expression(key_paths)}",
+        "        bucket = get(k)",
+        "        index[k] = (f,) if bucket is None else bucket + (f,)",
+        "    return index",
+    ]
+    namespace: dict = {}
+    exec("\n".join(line for line in lines if line), namespace)  # noqa: S102 - from parsed terms only
+    patcher = namespace["patch"]
+    _PATCHERS[name] = patcher
+    return patcher
 
 
 def _compile_index_builder(
@@ -63,11 +126,7 @@ def _compile_index_builder(
     cached = _BUILDERS.get(name)
     if cached is not None:
         return cached
-    conditions = [
-        f"{_access('f', path)}.__class__ is tuple and len({_access('f', path)}) == {arity + 1}"
-        f" and {_access('f', path)}[0] == {functor!r}"
-        for path, functor, arity in structure
-    ]
+    conditions = _conditions(structure)
     lines = ["def build(facts):"]
     if not key_paths:
         if not conditions:
@@ -75,10 +134,7 @@ def _compile_index_builder(
         else:
             lines.append(f"    return [f for f in facts if {' and '.join(conditions)}]")
     else:
-        if len(key_paths) == 1:
-            key = _access("f", key_paths[0])
-        else:
-            key = "(" + ", ".join(_access("f", path) for path in key_paths) + ",)"
+        key = _key_expression(key_paths)
         lines.append("    index = {}")
         lines.append("    get = index.get")
         lines.append("    for f in facts:")
@@ -98,21 +154,54 @@ def _compile_index_builder(
     return builder
 
 
+PATCH_SHARE = 4
+"""A keyed index is made from the base relation's (see :attr:`Relation.base`) when the
+facts that differ are at most one in this many of the relation's."""
+PATCH_MIN_FACTS = 32
+"""Smaller relations build their indexes (the interpreter gives them no base): comparing
+the facts would cost about as much."""
+
+
 class Relation:
     """The facts of one relation (argument tuples) with lazily built indexes."""
 
-    __slots__ = ("facts", "_indexes")
+    __slots__ = ("facts", "_indexes", "base")
 
     def __init__(self, facts: set | None = None) -> None:
         self.facts: set = facts if facts is not None else set()
         self._indexes: dict[str, object] = {}
+        self.base: Relation | None = None
+        """The same relation in a state like this one (the one before, in a game), whose
+        keyed indexes are patched with the facts that differ rather than built anew when
+        few differ. Any relation gives the right indexes; a similar one, faster ones."""
 
     def index(self, spec: IndexSpec) -> object:
         """The index of these facts for ``spec`` (built on first use)."""
         found = self._indexes.get(spec.name)
         if found is None:
-            found = self._indexes[spec.name] = spec.build(self.facts)
+            base = self.base
+            facts = self.facts
+            if base is not None:
+                known = base._indexes.get(spec.name)
+                if known.__class__ is dict:  # keyed, and built
+                    before = base.facts
+                    most = len(facts) // PATCH_SHARE
+                    added = facts - before
+                    if len(added) <= most:
+                        removed = before - facts
+                        if len(added) + len(removed) <= most:
+                            found = spec.patcher()(known, removed, added)
+            if found is None:
+                found = spec.build(facts)
+            self._indexes[spec.name] = found
         return found
+
+    def follow(self, base: Relation | None) -> None:
+        """Take ``base`` as the relation to patch indexes from; ``base`` lets go of its own
+        (so that relations do not chain back through every state)."""
+        if base is not None:
+            base.base = None
+        self.base = base
 
     def invalidate(self) -> None:
         """Forget indexes after the facts changed."""

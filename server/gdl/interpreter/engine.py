@@ -20,7 +20,7 @@ from ..errors import GdlError
 from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, sort_key, unwrap, wrap
-from .codegen import CompiledRule, IndexSpec, Relation, RuleCompiler
+from .codegen import PATCH_MIN_FACTS, CompiledRule, IndexSpec, Relation, RuleCompiler
 from .program import (
     DOES_KEY,
     TRUE_KEY,
@@ -90,6 +90,9 @@ SHARE_TRIAL = 64
 """States after which a state relation stops being shared between states when fewer
 than one in SHARE_MIN_HIT_RATE of them found it computed already."""
 SHARE_MIN_HIT_RATE = 4
+SMALL_STRIKES = 8
+"""States in which a state component's relations may be found too small to patch indexes
+from (see :data:`PATCH_MIN_FACTS`) before the interpreter stops checking them."""
 EAGER_DEPTH = 32
 """Calls into a recursive relation evaluated at once, nested in one another, at most
 (see :class:`_Tabling`): deeper ones wait their turn, and Python's stack stays short."""
@@ -717,6 +720,19 @@ class Interpreter:
         """Per rule of :func:`fixed_rules` derived once: its facts and the number of its
         derivations (what a budget spends on it)."""
         self._true_sample: Relation | None = None
+        split = _split_keys(self.program)
+        self._followed = {
+            component.index: SMALL_STRIKES
+            for component in self.program.components
+            if component.layer == "state"
+            and not component.keys & split
+            and not component.keys <= {TRUE_KEY, DOES_KEY}
+        }
+        """State components whose relations patch their indexes from the last ones made
+        (see :attr:`Relation.base`), with the times they may still be found too small to;
+        left out: relations later strata add to."""
+        self._previous: dict[RelationKey, Relation] = {}
+        """Per relation of those components and ``true``: the one made last."""
 
         for key in (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY):
             if self.program.layer_of.get(key) == "move":
@@ -847,10 +863,30 @@ class Interpreter:
                 self._materialise(component, db)
             except _TooLarge:
                 self._switch_to_demand(component, db)
+                return
             finally:
                 self._budget = outer_budget
-            return
-        self._materialise(component, db)
+        else:
+            self._materialise(component, db)
+        index = component.index
+        if index in self._followed and not self._follow_previous(component.keys, db):
+            self._followed[index] -= 1  # small: soon not worth asking
+            if not self._followed[index]:
+                del self._followed[index]
+
+    def _follow_previous(self, keys: Iterable[RelationKey], db: dict) -> bool:
+        """Let the relations of ``keys`` just made into ``db`` patch their indexes from the
+        ones made last (see :attr:`Relation.base`), when large enough to gain by it;
+        whether any was."""
+        previous = self._previous
+        large = False
+        for key in keys:
+            relation = db.get(key)
+            if relation.__class__ is Relation and len(relation.facts) >= PATCH_MIN_FACTS:
+                relation.follow(previous.get(key))
+                previous[key] = relation
+                large = True
+        return large
 
     def _counted(self, target: set) -> Callable[[tuple], None]:
         """``target.add``, or while a budget runs, an add that spends it."""
@@ -916,6 +952,8 @@ class Interpreter:
         other._compiler = RuleCompiler(other._estimate, other._demand.__contains__)
         other._contexts = OrderedDict()
         other._next_facts = {}
+        other._previous = {}
+        other._followed = dict(self._followed)
         other._legal_groups = {}
         other._state_sharing = self._state_sharing.fresh()
         other._rule_sharing = self._rule_sharing.fresh()
@@ -1107,6 +1145,7 @@ class Interpreter:
         if true_facts is None:
             true_facts = {(fact,) for fact in state.facts}
         db[TRUE_KEY] = Relation(true_facts)
+        self._follow_previous((TRUE_KEY,), db)
         context = _StateContext(db, state.facts)
         self._contexts[state] = context
         if len(self._contexts) > CACHED_STATES:
