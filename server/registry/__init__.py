@@ -53,6 +53,8 @@ class Registry:
         self._task: asyncio.Task[None] | None = None
         self._in_flight: dict[str, asyncio.Task[PlayerRecord]] = {}
         self._stop = asyncio.Event()
+        self.first_round_done = asyncio.Event()
+        """Set once the round of pings at :meth:`start` is done."""
 
     async def start(self) -> None:
         """Start the scheduled pings."""
@@ -76,6 +78,7 @@ class Registry:
                 await self.ping_all()
             except Exception:
                 log.exception("a round of player pings failed")
+            self.first_round_done.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), self.settings.ping_seconds)
 

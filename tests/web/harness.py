@@ -38,6 +38,9 @@ async def running_service(
         )
     )
     await service.start()
+    # the registry's round at start must not race the test's first registrations (a
+    # player registered before it ran would be pinged by it, one registered after not)
+    await asyncio.wait_for(service.registry.first_round_done.wait(), 30)
     client = TestClient(TestServer(service.app(), host="127.0.0.1"))
     await client.start_server()
     try:
