@@ -48,7 +48,7 @@ _STEP_COLUMNS: dict[str, Any] = {
 }
 
 
-def _records(name: str, columns: Mapping[str, Any]) -> Any:
+def json_records(name: str, columns: Mapping[str, Any]) -> Any:
     """The rows of the JSON array parameter ``name``, as a table of that name."""
     return (
         func.json_to_recordset(bindparam(name, type_=JSON))
@@ -58,7 +58,7 @@ def _records(name: str, columns: Mapping[str, Any]) -> Any:
 
 
 def _statement() -> Any:
-    steps = _records("steps", _STEP_COLUMNS)
+    steps = json_records("steps", _STEP_COLUMNS)
     stored = (
         insert(match_steps)
         .from_select(
@@ -73,7 +73,7 @@ def _statement() -> Any:
         .returning(match_steps.c.step)
         .cte("stored")
     )
-    headers = _records("headers", {"match_id": String, "header": Text})
+    headers = json_records("headers", {"match_id": String, "header": Text})
     updated = (
         update(matches)
         .where(matches.c.id == headers.c.match_id)
@@ -81,7 +81,7 @@ def _statement() -> Any:
         .returning(matches.c.id)
         .cte("updated")
     )
-    notices = _records("notices", {"channel": Text, "payload": Text})
+    notices = json_records("notices", {"channel": Text, "payload": Text})
     notified = (
         select(func.pg_notify(notices.c.channel, notices.c.payload).label("sent"))
         .select_from(notices)

@@ -11,19 +11,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Integer,
     String,
     bindparam,
-    column,
-    func,
     insert,
     literal,
     select,
     true,
 )
 
+from .pg_batch import json_records
 from .tables import audit, match_players, matches
 
 MATCH_COLUMNS = (
@@ -44,16 +42,8 @@ MATCH_COLUMNS = (
 """The columns a queued match is written with (the others start empty)."""
 
 
-def _records(name: str, columns: Mapping[str, Any]) -> Any:
-    return (
-        func.json_to_recordset(bindparam(name, type_=JSON))
-        .table_valued(*(column(key, kind) for key, kind in columns.items()))
-        .render_derived(name=name, with_types=True)
-    )
-
-
 def _statement() -> Any:
-    lines = _records("audit_lines", {"at": BigInteger, "actor": String, "target": String})
+    lines = json_records("audit_lines", {"at": BigInteger, "actor": String, "target": String})
     audited = (
         insert(audit)
         .from_select(
@@ -69,7 +59,7 @@ def _statement() -> Any:
         .returning(matches.c.id)
         .cte("queued")
     )
-    seats = _records("seats", {"seat": Integer, "player": String})
+    seats = json_records("seats", {"seat": Integer, "player": String})
     return (
         insert(match_players)
         .from_select(

@@ -418,7 +418,6 @@ class _Tabling:
         self.active = True
         tables, consumers = self.tables, self.consumers
         pending, queued = self.pending, self.queued
-        engine = self.engine
         try:
             root = answers_of[call] = set()
             tables[call] = table
@@ -437,13 +436,7 @@ class _Tabling:
                 if complete and before:
                     continue  # its one answer found: asking again finds nothing new
                 self.current = current
-                add = answers.add if engine._budget is None else engine._counted(answers)
-                given = [values]
-                db = caller.db
-                for env in caller.functions(positions):
-                    env[0](db, given, add, env)
-                    if complete and answers:
-                        break
+                self._apply_rules(caller, positions, values, answers, complete)
                 if len(answers) != before:
                     for consumer in consumers[current]:
                         if consumer not in queued:
@@ -465,6 +458,20 @@ class _Tabling:
             queued.clear()
         return table.memo[memo_key]
 
+    def _apply_rules(
+        self, table: DemandTable, positions: tuple, values: tuple, answers: set, complete: bool
+    ) -> None:
+        """Run ``table``'s rules for the call with ``values`` at ``positions``, adding its
+        answers; a ``complete`` call (every argument given) stops at its one answer."""
+        engine = self.engine
+        add = answers.add if engine._budget is None else engine._counted(answers)
+        given = [values]
+        db = table.db
+        for env in table.functions(positions):
+            env[0](db, given, add, env)
+            if complete and answers:
+                break
+
     def _evaluate_now(
         self, call: tuple, table: DemandTable, answers: set, caller: tuple, skip: int
     ) -> None:
@@ -474,16 +481,8 @@ class _Tabling:
         self.current = call
         self.depth += 1
         try:
-            engine = self.engine
-            add = answers.add if engine._budget is None else engine._counted(answers)
             positions, values = call[1]
-            complete = len(positions) == table.arity
-            given = [values]
-            db = table.db
-            for env in table.functions(positions):
-                env[0](db, given, add, env)
-                if complete and answers:
-                    break
+            self._apply_rules(table, positions, values, answers, len(positions) == table.arity)
         finally:
             self.depth -= 1
             self.current = caller
