@@ -12,6 +12,7 @@ come back as a :class:`~server.match.transport.Reply` with an error, never raise
 
 from __future__ import annotations
 
+import asyncio
 from typing import Protocol
 
 from .transport import (
@@ -20,6 +21,7 @@ from .transport import (
     PlayerAddress,
     Reply,
     send_message,
+    start_on_kept,
 )
 
 
@@ -66,6 +68,25 @@ class HttpChannel:
             max_bytes=max_bytes,
             kept=self.kept,
         )
+
+    def start(
+        self, text: str, *, time_limit: float | None, max_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    ) -> asyncio.Future[Reply]:
+        """:meth:`send`, begun now: on a kept connection the request is written at once
+        and its reply read without a task of its own (one step of a match sends to every
+        role, so a task each adds up); otherwise :meth:`send` runs as a task."""
+        if self.kept is not None:
+            future = start_on_kept(
+                self.address,
+                text,
+                receiver=self.receiver,
+                time_limit=time_limit,
+                max_bytes=max_bytes,
+                kept=self.kept,
+            )
+            if future is not None:
+                return future
+        return asyncio.ensure_future(self.send(text, time_limit=time_limit, max_bytes=max_bytes))
 
     def close(self) -> None:
         """Close the connection kept open for the next message, if any."""

@@ -670,25 +670,33 @@ class MatchRunner:
         ``text``: every message as already rendered (the same for all, not scrambled).
         """
         started = time.monotonic()
-        jobs = []
+        jobs: list[asyncio.Future[Reply]] = []
         rendered: dict[int, str] = {}  # the same message to several players is rendered once
-        for channel, message in zip(self._channels, messages, strict=True):
-            if channel is None or message is None:
-                continue
-            wire_text = text or rendered.get(id(message))
-            if wire_text is None:
-                wire = (
-                    message if self.scrambler is None else self.scrambler.scramble_message(message)
-                )
-                wire_text = rendered[id(message)] = render(wire)
-            jobs.append(
-                channel.send(
-                    wire_text, time_limit=time_limit, max_bytes=self.config.max_reply_bytes
-                )
-            )
         try:
-            replies = iter(await asyncio.gather(*jobs))
+            for channel, message in zip(self._channels, messages, strict=True):
+                if channel is None or message is None:
+                    continue
+                wire_text = text or rendered.get(id(message))
+                if wire_text is None:
+                    wire = (
+                        message
+                        if self.scrambler is None
+                        else self.scrambler.scramble_message(message)
+                    )
+                    wire_text = rendered[id(message)] = render(wire)
+                limit = self.config.max_reply_bytes
+                if isinstance(channel, HttpChannel):
+                    jobs.append(channel.start(wire_text, time_limit=time_limit, max_bytes=limit))
+                else:
+                    jobs.append(
+                        asyncio.ensure_future(
+                            channel.send(wire_text, time_limit=time_limit, max_bytes=limit)
+                        )
+                    )
+            replies = iter([await job for job in jobs])
         finally:
+            for job in jobs:
+                job.cancel()  # only those still waiting: a match cancelled mid-exchange
             self.stats.waiting_seconds += time.monotonic() - started
         return [
             None if channel is None or message is None else next(replies)

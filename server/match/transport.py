@@ -162,17 +162,63 @@ async def send_message(
     Never raises for player faults: they come back as a :class:`Reply` with an error.
     """
     started = time.monotonic()
-    reader: _ReplyReader | None = None
+    request = build_request(address, text, receiver, keep_alive=kept is not None)
+    reader = kept.take() if kept is not None else None
+    return await _send(address, request, started, time_limit, max_bytes, kept, reader, False)
+
+
+def start_on_kept(
+    address: PlayerAddress,
+    text: str,
+    *,
+    receiver: str = "",
+    time_limit: float | None,
+    max_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    kept: KeptConnection,
+) -> asyncio.Future[Reply] | None:
+    """:func:`send_message` on the connection ``kept`` holds, begun now: the request is
+    written at once and the reply comes back as a future, read by the connection's own
+    callbacks with no task; ``None`` when no connection is held (call :func:`send_message`).
+
+    The reply is the one :func:`send_message` would give: anything but a whole reply with
+    a ``Content-Length`` in one read's worth of bytes (a closed connection, a chunked or
+    unbounded body, a flood) is handed to :func:`send_message`'s reading, within what
+    is left of the same deadline.  Cancelling the future closes the connection.
+    """
+    started = time.monotonic()
+    reader = kept.take()
+    if reader is None or reader.transport is None:
+        return None
+    request = build_request(address, text, receiver, keep_alive=True)
+    pending = _Pending(address, request, started, time_limit, max_bytes, kept, reader)
+    reader.received = 0
+    reader.pending = pending
+    reader.transport.write(request)
+    return pending.future
+
+
+async def _send(
+    address: PlayerAddress,
+    request: bytes,
+    started: float,
+    time_limit: float | None,
+    max_bytes: int,
+    kept: KeptConnection | None,
+    reader: _ReplyReader | None,
+    written: bool,
+) -> Reply:
+    """The exchange of :func:`send_message`, from its ``started`` time: on ``reader`` (a
+    connection taken from ``kept``, with ``request`` already ``written`` to it or not),
+    else on a new connection."""
     keep = False
+    reused = reader is not None
 
     def elapsed() -> int:
         return round((time.monotonic() - started) * 1000)
 
+    left = None if time_limit is None else time_limit - (time.monotonic() - started)
     try:
-        async with asyncio.timeout(time_limit):
-            request = build_request(address, text, receiver, keep_alive=kept is not None)
-            reader = kept.take() if kept is not None else None
-            reused = reader is not None
+        async with asyncio.timeout(left):
             while True:
                 if reader is None:
                     _, reader = await asyncio.get_running_loop().create_connection(
@@ -183,8 +229,10 @@ async def send_message(
                     )
                 try:
                     assert reader.transport is not None
-                    reader.received = 0
-                    reader.transport.write(request)
+                    if not written:
+                        reader.received = 0
+                        reader.transport.write(request)
+                    written = False
                     status_line, body, reusable = await _read_reply(reader, max_bytes)
                 except (_Failure, OSError, EOFError) as error:
                     if reused and not reader.received and _is_closed_error(error):
@@ -212,6 +260,155 @@ async def send_message(
     return Reply(body, None, "", elapsed(), status_line)
 
 
+class _Pending:
+    """A request written on a kept connection whose reply is awaited as a future.
+
+    The connection's callbacks call :meth:`check` as bytes arrive; a whole reply of the
+    usual shape completes the future there.  Anything else is handed to :func:`_send`,
+    whose result then completes the future; the deadline's timer completes it with a
+    timeout.
+    """
+
+    def __init__(
+        self,
+        address: PlayerAddress,
+        request: bytes,
+        started: float,
+        time_limit: float | None,
+        max_bytes: int,
+        kept: KeptConnection,
+        reader: _ReplyReader,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        self.future: asyncio.Future[Reply] = loop.create_future()
+        self.future.add_done_callback(self._done)
+        self.address = address
+        self.request = request
+        self.started = started
+        self.time_limit = time_limit
+        self.max_bytes = max_bytes
+        self.kept = kept
+        self.reader: _ReplyReader | None = reader
+        self.timer = None if time_limit is None else loop.call_later(time_limit, self._expire)
+        self.handed_over: asyncio.Task[Reply] | None = None
+
+    def check(self) -> None:
+        """Look at what the connection holds: a whole reply, more to wait for, or a
+        case for the general reading."""
+        reader = self.reader
+        assert reader is not None
+        if reader.error is not None or reader.eof:
+            self._hand_over()
+            return
+        quick = _whole_reply(reader.buffer, self.max_bytes)
+        if quick is None:
+            return
+        if quick is _GENERAL:
+            self._hand_over()
+            return
+        status_line, body, kept_open = cast(tuple[str, bytes, bool], quick)
+        reader.buffer.clear()
+        self._detach()
+        if kept_open and reader.reusable:
+            self.kept.keep(reader)
+        else:
+            reader.abort()
+        elapsed = round((time.monotonic() - self.started) * 1000)
+        text = body.decode("utf-8", errors="replace").strip()
+        self.future.set_result(Reply(text, None, "", elapsed, status_line))
+
+    def _expire(self) -> None:
+        self.timer = None
+        reader = self._detach()
+        if reader is not None:
+            reader.abort()
+        elapsed = round((time.monotonic() - self.started) * 1000)
+        message = f"no complete reply within {self.time_limit:g} s"
+        self.future.set_result(Reply(None, ErrorKind.TIMEOUT, message, elapsed))
+
+    def _hand_over(self) -> None:
+        reader = self._detach()
+        task = asyncio.ensure_future(
+            _send(
+                self.address,
+                self.request,
+                self.started,
+                self.time_limit,
+                self.max_bytes,
+                self.kept,
+                reader,
+                True,
+            )
+        )
+        self.handed_over = task
+        task.add_done_callback(self._handed_over_done)
+
+    def _handed_over_done(self, task: asyncio.Task[Reply]) -> None:
+        if self.future.done() or task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(task.result())
+
+    def _detach(self) -> _ReplyReader | None:
+        """Stop watching the connection and the clock; the connection, if still held."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        reader, self.reader = self.reader, None
+        if reader is not None:
+            reader.pending = None
+        return reader
+
+    def _done(self, future: asyncio.Future[Reply]) -> None:
+        if not future.cancelled():
+            return
+        reader = self._detach()
+        if reader is not None:
+            reader.abort()
+        if self.handed_over is not None:
+            self.handed_over.cancel()
+
+
+_GENERAL = object()
+"""What :func:`_whole_reply` answers for a reply the general reading must take."""
+
+
+def _whole_reply(buffer: bytearray, max_bytes: int) -> tuple[str, bytes, bool] | object | None:
+    """The status line, body and whether the connection may be kept, when ``buffer`` holds
+    a whole reply that :func:`_read_reply` would read from one read alone with a
+    ``Content-Length``; ``None`` when more bytes are to come; :data:`_GENERAL` otherwise."""
+    if len(buffer) > _READ_SIZE or buffer.startswith((b"\r", b"\n")):
+        return _GENERAL
+    # where _END_OF_HEADERS (\r?\n\r?\n) first matches: at the first newline followed
+    # by another, with or without a carriage return between, and a carriage return before
+    crlf, lf = buffer.find(b"\n\r\n"), buffer.find(b"\n\n")
+    if crlf < 0 and lf < 0:
+        return None if len(buffer) <= min(_MAX_HEADER_BYTES, max_bytes) else _GENERAL
+    newline = crlf if lf < 0 or 0 <= crlf < lf else lf
+    after = newline + (3 if newline == crlf else 2)
+    start = newline - 1 if buffer[newline - 1] == 13 else newline
+    status_line, length, chunked, connection = _parse_head(bytes(buffer[:start]))
+    if length is None or length > max_bytes:
+        return _GENERAL
+    rest = len(buffer) - after
+    if rest < length:
+        return None
+    version = status_line[:8].upper()
+    kept_open = (
+        connection == b"keep-alive"
+        if version == "HTTP/1.0"
+        else version == "HTTP/1.1" and connection != b"close"
+    )
+    return (
+        status_line,
+        bytes(buffer[after : after + length]),
+        kept_open and rest == length and not chunked,
+    )
+
+
 def _is_closed_error(error: BaseException) -> bool:
     """Whether ``error`` says the connection was closed before the request was read."""
     if isinstance(error, _Failure):
@@ -231,9 +428,12 @@ class _ReplyReader(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.received = 0
         """Bytes received on this connection for the current request."""
-        self._buffer = bytearray()
-        self._eof = False
-        self._error: BaseException | None = None
+        self.buffer = bytearray()
+        """What arrived and was not read yet."""
+        self.eof = False
+        self.error: BaseException | None = None
+        self.pending: _Pending | None = None
+        """A request begun by :func:`start_on_kept`, which the callbacks complete."""
         self._waiter: asyncio.Future[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -241,20 +441,20 @@ class _ReplyReader(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.received += len(data)
-        self._buffer += data
-        if len(self._buffer) > _PAUSE_AT and self.transport is not None:
+        self.buffer += data
+        if len(self.buffer) > _PAUSE_AT and self.transport is not None:
             self.transport.pause_reading()  # a flood waits in the socket, not in memory
         self._wake()
 
     def eof_received(self) -> bool:
-        self._eof = True
+        self.eof = True
         self._wake()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._eof = True
+        self.eof = True
         if exc is not None:
-            self._error = exc
+            self.error = exc
         self._wake()
 
     @property
@@ -263,9 +463,9 @@ class _ReplyReader(asyncio.Protocol):
         return (
             self.transport is not None
             and not self.transport.is_closing()
-            and not self._eof
-            and self._error is None
-            and not self._buffer
+            and not self.eof
+            and self.error is None
+            and not self.buffer
         )
 
     def abort(self) -> None:
@@ -274,29 +474,32 @@ class _ReplyReader(asyncio.Protocol):
             self.transport.abort()
 
     def _wake(self) -> None:
+        if self.pending is not None:
+            self.pending.check()
+            return
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
     async def read(self, limit: int) -> bytes:
         """Up to ``limit`` bytes; ``b""`` once the player closed and everything was read."""
-        while not self._buffer:
-            if self._error is not None:
-                raise self._error
-            if self._eof:
+        while not self.buffer:
+            if self.error is not None:
+                raise self.error
+            if self.eof:
                 return b""
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
             finally:
                 self._waiter = None
-        data = bytes(self._buffer[:limit])
-        del self._buffer[:limit]
+        data = bytes(self.buffer[:limit])
+        del self.buffer[:limit]
         if (
-            len(self._buffer) <= _PAUSE_AT
+            len(self.buffer) <= _PAUSE_AT
             and self.transport is not None
             and not self.transport.is_reading()
-            and not self._eof
+            and not self.eof
         ):
             self.transport.resume_reading()
         return data

@@ -5,16 +5,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
+import pytest
 from counting_player import player_counting_connections
 
 from server.games import load_game
 from server.match import MatchConfig, MatchRunner, Player
 from server.match.channel import HttpChannel
-from server.match.transport import PlayerAddress
+from server.match.transport import PlayerAddress, Reply
 from server.records import ErrorKind
+
+Sender = Callable[[HttpChannel, str, float], Awaitable[Reply]]
+
+
+@pytest.fixture(params=["send", "start"])
+def send(request: pytest.FixtureRequest) -> Sender:
+    """Each test runs twice: with ``send`` (a coroutine) and with ``start`` (the request
+    written at once, the reply a future completed by the connection's callbacks)."""
+    if request.param == "send":
+        return lambda channel, text, limit: channel.send(text, time_limit=limit)
+    return lambda channel, text, limit: channel.start(text, time_limit=limit)
 
 
 @dataclass
@@ -82,11 +94,11 @@ def echo(request: Request) -> bytes:
     return reply(request.body.decode())
 
 
-async def test_a_kept_channel_sends_every_message_on_one_connection() -> None:
+async def test_a_kept_channel_sends_every_message_on_one_connection(send: Sender) -> None:
     server = KeepAliveServer(echo)
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
-        replies = [await channel.send(f"( INFO {n} )", time_limit=2) for n in range(5)]
+        replies = [await send(channel, f"( INFO {n} )", 2) for n in range(5)]
         channel.close()
         await asyncio.sleep(0.05)
     assert [item.body for item in replies] == [f"( INFO {n} )" for n in range(5)]
@@ -96,90 +108,96 @@ async def test_a_kept_channel_sends_every_message_on_one_connection() -> None:
     assert server.open_connections == 0  # closed with the channel
 
 
-async def test_by_default_every_message_has_its_own_connection_and_no_connection_header() -> None:
+async def test_by_default_every_message_has_its_own_connection_and_no_connection_header(
+    send: Sender,
+) -> None:
     server = KeepAliveServer(echo)
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob")
-        replies = [await channel.send("( INFO )", time_limit=2) for _ in range(3)]
+        replies = [await send(channel, "( INFO )", 2) for _ in range(3)]
     assert all(item.ok for item in replies)
     assert [request.connection for request in server.requests] == [1, 2, 3]
     assert not any(b"Connection" in request.head for request in server.requests)
 
 
-async def test_a_player_that_closes_after_each_reply_still_gets_every_message() -> None:
+async def test_a_player_that_closes_after_each_reply_still_gets_every_message(send: Sender) -> None:
     # GGP-Base's players answer HTTP/1.0 without keep-alive and close
     server = KeepAliveServer(
         lambda request: reply("ready", version="HTTP/1.0"), close_after_reply=lambda r: True
     )
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
-        replies = [await channel.send("( INFO )", time_limit=2) for _ in range(3)]
+        replies = [await send(channel, "( INFO )", 2) for _ in range(3)]
         assert channel.kept is not None and not channel.kept.is_open
     assert [item.body for item in replies] == ["ready"] * 3
     assert [request.connection for request in server.requests] == [1, 2, 3]
 
 
-async def test_an_http_1_0_reply_keeps_the_connection_only_when_it_says_keep_alive() -> None:
+async def test_an_http_1_0_reply_keeps_the_connection_only_when_it_says_keep_alive(
+    send: Sender,
+) -> None:
     server = KeepAliveServer(
         lambda request: reply("ready", version="HTTP/1.0", extra="Connection: Keep-Alive\r\n")
     )
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         for _ in range(3):
-            assert (await channel.send("( INFO )", time_limit=2)).ok
+            assert (await send(channel, "( INFO )", 2)).ok
         channel.close()
     assert [request.connection for request in server.requests] == [1, 1, 1]
 
 
-async def test_a_reply_that_says_close_is_not_reused() -> None:
+async def test_a_reply_that_says_close_is_not_reused(send: Sender) -> None:
     server = KeepAliveServer(lambda request: reply("ready", extra="Connection: close\r\n"))
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         for _ in range(2):
-            assert (await channel.send("( INFO )", time_limit=2)).ok
+            assert (await send(channel, "( INFO )", 2)).ok
     assert [request.connection for request in server.requests] == [1, 2]
 
 
-async def test_bytes_after_the_body_make_the_connection_unusable() -> None:
+async def test_bytes_after_the_body_make_the_connection_unusable(send: Sender) -> None:
     server = KeepAliveServer(lambda request: reply("ready") + b"STRAY")
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
-        replies = [await channel.send("( INFO )", time_limit=2) for _ in range(2)]
+        replies = [await send(channel, "( INFO )", 2) for _ in range(2)]
     assert [item.body for item in replies] == ["ready", "ready"]
     assert [request.connection for request in server.requests] == [1, 2]
 
 
-async def test_a_late_reply_never_answers_the_next_message() -> None:
+async def test_a_late_reply_never_answers_the_next_message(send: Sender) -> None:
     # the first message times out; its reply arrives later on the old connection, which
     # must not be read as the answer to the second message
     server = KeepAliveServer(echo, delay=lambda request: 0.6 if b"first" in request.body else 0)
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
-        late = await channel.send("( first )", time_limit=0.3)
+        late = await send(channel, "( first )", 0.3)
         await asyncio.sleep(0.5)
-        second = await channel.send("( second )", time_limit=2)
+        second = await send(channel, "( second )", 2)
         channel.close()
     assert late.error is ErrorKind.TIMEOUT
     assert second.ok and second.body == "( second )"
     assert [request.connection for request in server.requests] == [1, 2]
 
 
-async def test_a_connection_the_player_closed_while_idle_is_replaced_at_once() -> None:
+async def test_a_connection_the_player_closed_while_idle_is_replaced_at_once(send: Sender) -> None:
     # the player answers, then drops the idle connection (as a keep-alive timeout does)
     server = KeepAliveServer(echo)
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
-        assert (await channel.send("( one )", time_limit=2)).ok
+        assert (await send(channel, "( one )", 2)).ok
         server.close_after_reply = lambda request: True
-        assert (await channel.send("( two )", time_limit=2)).ok
+        assert (await send(channel, "( two )", 2)).ok
         await asyncio.sleep(0.1)  # the close reaches the server's side
-        third = await channel.send("( three )", time_limit=2)
+        third = await send(channel, "( three )", 2)
         channel.close()
     assert third.ok and third.body == "( three )"
     assert [request.connection for request in server.requests] == [1, 1, 2]
 
 
-async def test_a_kept_connection_closed_as_the_request_goes_out_is_tried_once_afresh() -> None:
+async def test_a_kept_connection_closed_as_the_request_goes_out_is_tried_once_afresh(
+    send: Sender,
+) -> None:
     # the player reads the request and closes without a byte: on a kept connection that
     # is what a keep-alive timeout racing the request looks like, so one new attempt
     closing = {1}
@@ -190,18 +208,20 @@ async def test_a_kept_connection_closed_as_the_request_goes_out_is_tried_once_af
     )
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
-        assert (await channel.send("( one )", time_limit=2)).ok
-        second = await channel.send("( two )", time_limit=2)
+        assert (await send(channel, "( one )", 2)).ok
+        second = await send(channel, "( two )", 2)
         channel.close()
     assert second.ok and second.body == "( two )"
     assert [request.connection for request in server.requests] == [1, 1, 2]
 
 
-async def test_a_fresh_connection_closed_without_a_reply_is_an_error_not_a_retry() -> None:
+async def test_a_fresh_connection_closed_without_a_reply_is_an_error_not_a_retry(
+    send: Sender,
+) -> None:
     server = KeepAliveServer(lambda request: None)
     async with serving(server) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
-        result = await channel.send("( INFO )", time_limit=2)
+        result = await send(channel, "( INFO )", 2)
     assert result.error is ErrorKind.CONNECTION_ERROR
     assert len(server.requests) == 1
 

@@ -1,0 +1,166 @@
+"""Replies on a kept connection read by the connection's callbacks (``HttpChannel.start``)
+come back exactly as the general reading (``HttpChannel.send``) gives them, whatever
+their shape; the usual reply needs no task, and cancelling closes the connection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from server.match.channel import HttpChannel
+from server.match.transport import PlayerAddress, Reply
+from server.records import ErrorKind
+
+
+@dataclass
+class PiecewiseServer:
+    """A raw server on loopback that answers each request (read up to its body) with
+    ``pieces``, written one by one with a short pause between, then keeps the connection
+    open (or closes it when ``close`` is set)."""
+
+    pieces: Sequence[bytes]
+    close: bool = False
+    connections: int = 0
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                await reader.readexactly(length)
+                for number, piece in enumerate(self.pieces):
+                    if number:
+                        await asyncio.sleep(0.02)
+                    writer.write(piece)
+                    await writer.drain()
+                if self.close:
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.closed.set()
+        finally:
+            writer.close()
+
+
+@contextlib.asynccontextmanager
+async def serving(server: PiecewiseServer) -> AsyncIterator[PlayerAddress]:
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    try:
+        yield PlayerAddress("127.0.0.1", listener.sockets[0].getsockname()[1])
+    finally:
+        listener.close()
+
+
+def ok(body: bytes, extra: bytes = b"") -> bytes:
+    return b"HTTP/1.1 200 OK\r\n" + extra + b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+SHAPES: dict[str, tuple[list[bytes], bool]] = {
+    "whole": ([ok(b"( mark 1 2 )")], False),
+    "head, then body": ([ok(b"( mark 1 2 )")[:-5], b"1 2 )"], False),
+    "byte by byte head": ([ok(b"noop")[:10], ok(b"noop")[10:30], ok(b"noop")[30:]], False),
+    "bare newlines": (
+        [b"HTTP/1.0 200 OK\nConnection: keep-alive\nContent-length: 4\n\nnoop"],
+        False,
+    ),
+    "mixed newlines": ([b"HTTP/1.1 200 OK\r\nContent-Length: 4\n\r\nnoop"], False),
+    "carriage return then bare newline": (
+        [b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\nnoop"],
+        False,
+    ),
+    "leading blank line": ([b"\r\nnoop"], True),
+    "no length, closed": ([b"HTTP/1.0 200 OK\r\n\r\n( mark 3 3 )"], True),
+    "chunked": (
+        [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nnoop\r\n0\r\n\r\n"],
+        True,
+    ),
+    "chunked with a length": ([ok(b"noop", b"Transfer-Encoding: chunked\r\n")], False),
+    "bytes after the body": ([ok(b"noop") + b"STRAY"], False),
+    "says close": ([ok(b"noop", b"Connection: close\r\n")], False),
+    "HTTP/1.0 without keep-alive": ([b"HTTP/1.0 200 OK\r\nContent-Length: 4\r\n\r\nnoop"], False),
+    "over the limit": ([b"HTTP/1.1 200 OK\r\nContent-Length: 999999999\r\n\r\nxx"], False),
+    "empty body": ([ok(b"")], False),
+    "UTF-8 cut in two": ([ok("( say é€ )".encode())[:-4], ok("( say é€ )".encode())[-4:]], False),
+    "invalid UTF-8": ([ok(b"( say \xff\xfe )")], False),
+    "body larger than one read": ([ok(b"( " + b"x" * 100_000 + b" )")], False),
+    "closed halfway": ([ok(b"( mark 1 2 )")[:-4]], True),
+    "closed before any byte": ([], True),
+    "unreadable length": ([b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\nnoop"], True),
+}
+
+
+async def answers(how: str, pieces: list[bytes], close: bool) -> tuple[list[Reply], int]:
+    """Two messages on one kept channel, sent ``how``; the replies and the connections used."""
+    server = PiecewiseServer(pieces, close=close)
+    async with serving(server) as address:
+        channel = HttpChannel(address, "Bob", keep_alive=True)
+        replies = []
+        for _ in range(2):
+            if how == "send":
+                replies.append(await channel.send("( PLAY m NIL )", time_limit=2))
+            else:
+                replies.append(await channel.start("( PLAY m NIL )", time_limit=2))
+        channel.close()
+    return replies, server.connections
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+async def test_every_reply_shape_reads_the_same_both_ways(shape: str) -> None:
+    pieces, close = SHAPES[shape]
+    sent, sent_connections = await answers("send", pieces, close)
+    started, started_connections = await answers("start", pieces, close)
+
+    def seen(reply: Reply) -> tuple[object, ...]:
+        return reply.body, reply.error, reply.message, reply.status_line
+
+    assert [seen(reply) for reply in started] == [seen(reply) for reply in sent]
+    assert started_connections == sent_connections
+
+
+async def test_the_usual_reply_on_a_kept_connection_needs_no_task() -> None:
+    server = PiecewiseServer([ok(b"noop")])
+    async with serving(server) as address:
+        channel = HttpChannel(address, "Bob", keep_alive=True)
+        first = channel.start("( INFO )", time_limit=2)
+        assert isinstance(first, asyncio.Task)  # no connection yet: it is opened by a task
+        assert (await first).body == "noop"
+        second = channel.start("( INFO )", time_limit=2)
+        assert not isinstance(second, asyncio.Task)
+        assert (await second).body == "noop"
+        channel.close()
+    assert server.connections == 1
+
+
+async def test_a_silent_player_on_a_kept_connection_times_out_and_is_dropped() -> None:
+    server = PiecewiseServer([ok(b"noop")])
+    async with serving(server) as address:
+        channel = HttpChannel(address, "Bob", keep_alive=True)
+        assert (await channel.start("( INFO )", time_limit=2)).ok
+        server.pieces = []  # from now on it reads and never answers
+        late = await channel.start("( PLAY m NIL )", time_limit=0.2)
+        assert late.error is ErrorKind.TIMEOUT and late.message == "no complete reply within 0.2 s"
+        assert 150 <= late.elapsed_ms
+        assert channel.kept is not None and not channel.kept.is_open
+        await asyncio.wait_for(server.closed.wait(), 2)
+
+
+async def test_cancelling_a_started_message_closes_its_connection() -> None:
+    server = PiecewiseServer([ok(b"noop")])
+    async with serving(server) as address:
+        channel = HttpChannel(address, "Bob", keep_alive=True)
+        assert (await channel.start("( INFO )", time_limit=2)).ok
+        server.pieces = []
+        pending = channel.start("( PLAY m NIL )", time_limit=5)
+        await asyncio.sleep(0.05)
+        pending.cancel()
+        await asyncio.wait_for(server.closed.wait(), 2)
+        assert channel.kept is not None and not channel.kept.is_open
+        # the next message opens a new connection and is answered
+        server.pieces = [ok(b"done")]
+        assert (await channel.start("( STOP m NIL )", time_limit=2)).body == "done"
+    assert server.connections == 2
