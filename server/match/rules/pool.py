@@ -100,7 +100,10 @@ class MatchWorker:
             held = self._held.pop(request[1]) if kind == "step" else self._held[request[1]]
         while True:
             preferred = held.worker if held is not None else self._home
-            worker = await _choose(self._loaded, self._key, preferred)
+            if preferred.usable and not preferred.busy:
+                worker = preferred  # the usual case, without a coroutine
+            else:
+                worker = await _choose(self._loaded, self._key, preferred)
             if held is None:
                 sent = request
             elif worker is held.worker:
