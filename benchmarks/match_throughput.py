@@ -185,6 +185,7 @@ async def benchmark(args: argparse.Namespace) -> None:
         f"connections {'as the pings show' if args.keep_alive is None else 'kept' if args.keep_alive else 'one per message'}",
         flush=True,
     )
+    from server.collector import settle_after_start
     from server.games import load_game
     from server.match import PlayerAddress, ping_player
 
@@ -200,6 +201,7 @@ async def benchmark(args: argparse.Namespace) -> None:
                 f"open: {'one kept-open connection per player and match' if args.keep_alive else 'one connection per message'}",
                 flush=True,
             )
+        settle_after_start()  # as `ggp match` does before its match
         # warm up: code paths compiled, caches full, the rules workers of as many matches at
         # once forked (a fork costs the server milliseconds, which the first row would carry)
         await measure(args, game, urls, True, args.concurrency)

@@ -61,6 +61,7 @@ COLUMNS = (
 async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     import aiohttp
 
+    from server.collector import settle_after_start
     from server.match.rules import default_pool
     from server.store import MatchStatus
 
@@ -89,6 +90,7 @@ async def benchmark(args: argparse.Namespace) -> dict[str, object]:
                 }
                 async with session.post(f"{base}/api/players", json=body) as response:
                     assert response.status == 201, await response.text()
+            settle_after_start()  # as `ggp serve` does once it is up
             cpu_started = time.process_time()
             wall_started = time.monotonic()
             bodies = []

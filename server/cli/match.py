@@ -289,6 +289,7 @@ async def _play(
     config: Any,
     stopper: _Stopper,
 ) -> int:
+    from server.collector import settle_after_start
     from server.match import LogWriter, MatchRunner, Player
     from server.match.local_players import PlayerProcessError, local_players
     from server.records import EndReason
@@ -349,6 +350,7 @@ async def _play(
                 observers=[writer, ProgressPrinter(sys.stderr)],
             )
             stopper.runner = runner
+            settle_after_start()  # the game, the players and the log are set up
             try:
                 record = await runner.run()
             except Exception as error:  # the runner aborted the match and logged why

@@ -143,6 +143,7 @@ async def _serve(settings: object) -> int:
 
     from aiohttp import web
 
+    from server.collector import settle_after_start
     from server.errors import GgpError
     from server.store import redacted
     from server.web import Service, ServiceSettings
@@ -172,6 +173,7 @@ async def _serve(settings: object) -> int:
         await runner.cleanup()
         await service.close()
         return EXIT_FAILED
+    settle_after_start()
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(
         f"serving on http://{host}:{settings.port}/  (API at /api, OpenAPI at /openapi.json)",

@@ -108,6 +108,7 @@ async def _work(url: str, settings: object) -> int:
     import logging
     import signal
 
+    from server.collector import settle_after_start
     from server.errors import GgpError
     from server.records.signing import load_or_create_host_key
     from server.registry import Registry, RegistrySettings
@@ -145,6 +146,7 @@ async def _work(url: str, settings: object) -> int:
         print(f"ggp worker: cannot start on {redacted(url)}: {reason}", file=sys.stderr)
         await store.close()
         return EXIT_FAILED
+    settle_after_start()
     games = ", ".join(settings.games) if settings.games else "every game"
     print(
         f"worker {settings.name}: running up to {settings.concurrency} matches of {games}",
