@@ -251,7 +251,7 @@ class MatchRunner:
         for observer in list(self._observers):
             try:
                 result = observer(event)
-                if inspect.isawaitable(result):
+                if result is not None and inspect.isawaitable(result):
                     await result
             except Exception:
                 log.exception("observer %r failed on %s", observer, type(event).__name__)
