@@ -6,14 +6,13 @@ statement per row, and no per-value adaptation in the driver.  The statement is 
 on its own, and notices are delivered once it commits, so a notice never arrives before
 the rows it speaks of.
 
-Values of ``json`` columns go inside the document as their JSON text (serialized as
-SQLAlchemy would, with ``json.dumps``) and are cast back in SQL: PostgreSQL cannot take
+Values of ``json`` columns go inside the document as their JSON text (written as the
+engine writes them, with :func:`~.json_text.dump_json`) and are cast back in SQL: PostgreSQL cannot take
 a ``\u0000`` out of a nested JSON value, and a player's reply may hold one.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from sqlalchemy import (
     update,
 )
 
+from .json_text import dump_json
 from .tables import match_steps, matches
 
 _JSON_STEP_COLUMNS = ("moves", "errors", "response_times", "raw_replies", "details")
@@ -110,13 +110,13 @@ def group_commit_parameters(
     return {
         "steps": [
             {
-                key: json.dumps(row[key]) if key in _JSON_STEP_COLUMNS else row[key]
+                key: dump_json(row[key]) if key in _JSON_STEP_COLUMNS else row[key]
                 for key in _STEP_COLUMNS
             }
             for row in steps
         ],
         "headers": [
-            {"match_id": match, "header": json.dumps(header)} for match, header in latest.items()
+            {"match_id": match, "header": dump_json(header)} for match, header in latest.items()
         ],
         "notices": [{"channel": row["channel"], "payload": row["payload"]} for row in notices],
     }

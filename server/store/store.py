@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from . import migrate
 from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
+from .json_text import dump_json
 from .pg_batch import GROUP_COMMIT, group_commit_parameters
 from .pg_queue import QUEUE_MATCH, queue_parameters
 from .records import (
@@ -129,6 +130,7 @@ def _autocommit_engine(driver_url: str) -> AsyncEngine:
     """
     engine = create_async_engine(
         driver_url,
+        json_serializer=dump_json,
         isolation_level="AUTOCOMMIT",
         pool_reset_on_return=None,  # no transaction is ever left open to roll back
         pool_size=5,
@@ -209,7 +211,7 @@ class Store:
         """
         if self._engine is not None:
             return
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"json_serializer": dump_json}
         if self.is_sqlite:
             # one thread per connection; a fixed pool, as an overflow connection would be
             # opened (a thread started, the pragmas run) and closed again under load
