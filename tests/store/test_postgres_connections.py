@@ -12,13 +12,15 @@ from typing import Any
 import psycopg
 import pytest
 from pgcluster import create_database
-from sqlalchemy import event, text
+from sqlalchemy import text
 from store_rows import queue, step_row
 
 from server.store import Store, StoreError
 from server.store import store as store_module
 
 _numbers = itertools.count()
+CONNECTION_SETUP = ("select pg_catalog.version()", "select current_schema()", "show ")
+"""What SQLAlchemy asks of each connection it opens."""
 
 
 @pytest.fixture
@@ -134,14 +136,20 @@ async def test_a_notice_that_fails_never_costs_the_rows_written_with_it(store: S
     assert [step.step for step in await store.steps("m2")] == [0]
 
 
-async def test_queueing_a_match_and_a_group_commit_are_one_statement_each(store: Store) -> None:
+async def test_queueing_a_match_and_a_group_commit_are_one_statement_each(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     statements: list[str] = []
+    execute = psycopg.AsyncCursor.execute
 
-    def count(_conn: object, _cursor: object, statement: str, *_: object) -> None:
-        statements.append(statement)
+    async def count(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        # every statement psycopg sends, through SQLAlchemy or not, but for what SQLAlchemy
+        # asks a connection it has just opened (strings; psycopg's type lookups are composed)
+        if isinstance(query, str) and not query.startswith(CONNECTION_SETUP):
+            statements.append(query)
+        return await execute(cursor, query, *args, **kwargs)
 
-    for engine in (store.engine, store.read_engine):
-        event.listen(engine.sync_engine, "before_cursor_execute", count)
+    monkeypatch.setattr(psycopg.AsyncCursor, "execute", count)
     await store.queue_match(
         "m3",
         game_name="g",
@@ -163,3 +171,22 @@ async def test_queueing_a_match_and_a_group_commit_are_one_statement_each(store:
     )
     assert len(statements) == 1
     assert [step.step for step in await store.steps("m3")] == [0, 1]
+
+
+async def test_a_group_commit_on_a_connection_the_server_killed_fails_and_the_next_one_succeeds(
+    store: Store, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the group commit runs on the driver's connection: a dead one must leave the pool
+    monkeypatch.setattr(store_module, "IDLE_PING_SECONDS", 3600.0)  # no ping to save it
+    await queue(store, "m4", ["a", "b"])
+    await store.add_step("m4", step_row(0))
+    async with store.read_engine.connect() as connection:
+        pids = {(await connection.execute(text("SELECT pg_backend_pid()"))).scalar_one()}
+    async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as admin:
+        for pid in pids:
+            await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    await asyncio.sleep(0.1)
+    with pytest.raises(psycopg.OperationalError):
+        await store.add_step("m4", step_row(1))
+    await store.add_step("m4", step_row(2))
+    assert [step.step for step in await store.steps("m4")] == [0, 2]
