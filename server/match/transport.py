@@ -297,6 +297,9 @@ class _Pending:
         case for the general reading."""
         reader = self.reader
         assert reader is not None
+        if self.future.done():  # cancelled, its callback not run yet
+            self._drop()
+            return
         if reader.error is not None or reader.eof:
             self._hand_over()
             return
@@ -319,9 +322,9 @@ class _Pending:
 
     def _expire(self) -> None:
         self.timer = None
-        reader = self._detach()
-        if reader is not None:
-            reader.abort()
+        self._drop()
+        if self.future.done():
+            return
         elapsed = round((time.monotonic() - self.started) * 1000)
         message = f"no complete reply within {self.time_limit:g} s"
         self.future.set_result(Reply(None, ErrorKind.TIMEOUT, message, elapsed))
@@ -362,12 +365,16 @@ class _Pending:
             reader.pending = None
         return reader
 
-    def _done(self, future: asyncio.Future[Reply]) -> None:
-        if not future.cancelled():
-            return
+    def _drop(self) -> None:
+        """Stop watching, and close the connection: the exchange is over without a reply."""
         reader = self._detach()
         if reader is not None:
             reader.abort()
+
+    def _done(self, future: asyncio.Future[Reply]) -> None:
+        if not future.cancelled():
+            return
+        self._drop()
         if self.handed_over is not None:
             self.handed_over.cancel()
 

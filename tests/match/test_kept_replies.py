@@ -164,3 +164,19 @@ async def test_cancelling_a_started_message_closes_its_connection() -> None:
         server.pieces = [ok(b"done")]
         assert (await channel.start("( STOP m NIL )", time_limit=2)).body == "done"
     assert server.connections == 2
+
+
+async def test_a_reply_arriving_between_a_cancel_and_its_callback_is_dropped_quietly() -> None:
+    server = PiecewiseServer([ok(b"noop")])
+    async with serving(server) as address:
+        channel = HttpChannel(address, "Bob", keep_alive=True)
+        assert (await channel.start("( INFO )", time_limit=2)).ok
+        assert channel.kept is not None
+        reader = channel.kept._idle  # the connection the next message will use
+        assert reader is not None
+        server.pieces = []
+        pending = channel.start("( PLAY m NIL )", time_limit=5)
+        pending.cancel()
+        reader.data_received(ok(b"late"))  # before the future's callbacks have run
+        await asyncio.wait_for(server.closed.wait(), 2)
+        assert pending.cancelled() and not channel.kept.is_open
