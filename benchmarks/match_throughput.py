@@ -34,7 +34,6 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from support.fast_players import fast_player_process
@@ -126,8 +125,8 @@ async def measure(
     config = MatchConfig(
         start_clock=args.startclock, play_clock=args.playclock, network_slack=1.0, seed=1
     )
-    folder = Path(tempfile.mkdtemp(prefix="ggp-bench-"))
-    writer = LogWriter(folder, durable=not args.no_fsync)
+    folder = tempfile.TemporaryDirectory(prefix="ggp-bench-")  # removed with its logs after
+    writer = LogWriter(folder.name, durable=not args.no_fsync)
     counter = InProgress()
     stats: list[MatchStats] = []
     errors = 0
@@ -152,9 +151,10 @@ async def measure(
 
     cpu_started = time.process_time()
     wall_started = time.monotonic()
-    await asyncio.gather(*(one_match() for _ in range(matches)))
-    wall = time.monotonic() - wall_started
-    cpu = time.process_time() - cpu_started
+    with folder:
+        await asyncio.gather(*(one_match() for _ in range(matches)))
+        wall = time.monotonic() - wall_started
+        cpu = time.process_time() - cpu_started
 
     steps = max(1, sum(item.steps for item in stats))
     own = [item.server_seconds / item.steps for item in stats if item.steps] or [0.0]
