@@ -12,6 +12,7 @@ from pathlib import Path
 from compiled_checks import engine_disagreements, fast_path_differences
 
 from server.gdl.compiled import CompiledEngine, codegen
+from server.gdl.compiled.code_limits import PLACEHOLDER_CHARS, number_chars
 from server.gdl.compiled.plan import Conj
 from server.gdl.interpreter import Interpreter
 from server.gdl.parser import parse_gdl
@@ -96,3 +97,11 @@ def test_shared_literals_are_nested_as_the_plain_greedy_nests_them() -> None:
         ]
         depth = rng.choice([0, 0, codegen.MAX_NESTING - 1])
         assert codegen.items_code(items, "s", str, depth) == plain_greedy(items, depth)
+
+
+def test_the_size_caps_count_a_wide_number_as_its_placeholder() -> None:
+    numbers = codegen.Numbers()
+    for bits in (10, 40, 64):
+        assert abs(number_chars(bits) - len(numbers.text((1 << bits) - 1))) <= 1
+    for bits in (65, 3000):  # a placeholder, the same for any width
+        assert len(numbers.text((1 << bits) - 1)) <= number_chars(bits) == PLACEHOLDER_CHARS

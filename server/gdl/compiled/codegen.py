@@ -27,7 +27,13 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any, NamedTuple
 
-from .code_limits import DIGITS_PER_BIT, MAX_NEXT_BODY_CHARS, MAX_SOURCE, predicted_too_large
+from .code_limits import (
+    MAX_NEXT_BODY_CHARS,
+    MAX_SOURCE,
+    WIDE_NUMBER_BITS,
+    number_chars,
+    predicted_too_large,
+)
 from .errors import GroundingTooLarge, check_deadline
 from .plan import Conj, Gate, Lit, Plan, gate_refs, gates_needed
 
@@ -53,10 +59,6 @@ state (packing them costs more than recomputing saves)."""
 
 MAX_NESTING = 20
 """Deepest nesting of ``if`` blocks when outputs share literals."""
-
-
-WIDE_NUMBER_BITS = 64
-"""Numbers wider than this are written as placeholders (:class:`Numbers`)."""
 
 
 class Numbers:
@@ -708,9 +710,9 @@ def _too_large() -> GroundingTooLarge:
 
 
 def _digits(number: int) -> int:
-    """The decimal digits of a non-negative ``number``, give or take one, without
-    writing it out."""
-    return int(number.bit_length() * DIGITS_PER_BIT) + 1
+    """The characters of a non-negative ``number`` as written (:class:`Numbers`), give
+    or take one, without writing it out."""
+    return int(number_chars(number.bit_length())) + 1
 
 
 def next_body_chars(plan: Plan) -> int:
