@@ -15,20 +15,33 @@ from .errors import GroundingTooLarge
 MAX_SOURCE = 8_000_000
 """Larger generated modules are refused (compiling them would take too long)."""
 
-MAX_NEXT_BODY_CHARS = 6_000_000
+MAX_NEXT_BODY_CHARS = 700_000
 """A plan whose next-state rule bodies left to code (:func:`next_body_chars`) take more
-characters than this is refused before any code is generated, as a module over
-:data:`MAX_SOURCE`: ``next`` and ``playout`` both write these bodies, and on the corpus
-a module is 0.99 to 1.44 times the count when it passes a million. A prediction, not a
-bound: every corpus game that compiles counts at most 4.7 million (snakeParallel, whose
-module takes 6.6 million characters); the games it refuses count 7.1 million
-(mummymaze2p) to 305 million, and generating their code took 0.6 s or more."""
+characters than this, counted as written (wide numbers as placeholders), is refused
+before any code is generated: ``next`` and ``playout`` both write these bodies. A
+prediction, not a bound: every corpus game that compiles counts at most 0.66 million
+(colonelBlottoVariant); the games it refuses count 0.74 million (alexChess, whose module
+takes 8 million characters) to 2.9 million (kalaha5x2x3 1.2 million and 2.1 s to compile
+given the time, kalaha6x2x4 2.9 million and 5.6 s, mineClearingSmall 1.7 million and
+12.8 s)."""
 
 MAX_MOVE_GATE_BODIES = 64
 """Gates over moves with more bodies than this stay gates instead of being inlined."""
 
 DIGITS_PER_BIT = math.log10(2)
 """Decimal digits per bit of a number, to count a literal's characters unwritten."""
+
+WIDE_NUMBER_BITS = 64
+"""Numbers wider than this are written as placeholders in the generated code
+(:class:`server.gdl.compiled.codegen.Numbers`)."""
+
+PLACEHOLDER_CHARS = 6
+"""The characters of a placeholder as written (``'#1234'``)."""
+
+
+def number_chars(bits: float) -> float:
+    """The characters of a number of ``bits`` bits as the generated code writes it."""
+    return bits * DIGITS_PER_BIT if bits <= WIDE_NUMBER_BITS else PLACEHOLDER_CHARS
 
 
 def predicted_too_large() -> GroundingTooLarge:
@@ -44,5 +57,8 @@ __all__ = [
     "MAX_MOVE_GATE_BODIES",
     "MAX_NEXT_BODY_CHARS",
     "MAX_SOURCE",
+    "PLACEHOLDER_CHARS",
+    "WIDE_NUMBER_BITS",
+    "number_chars",
     "predicted_too_large",
 ]

@@ -21,16 +21,27 @@ than MAX_STATUS_GATES values.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from types import CodeType
+from typing import Any, NamedTuple
 
-from .code_limits import DIGITS_PER_BIT, MAX_NEXT_BODY_CHARS, MAX_SOURCE, predicted_too_large
+from .code_limits import (
+    MAX_NEXT_BODY_CHARS,
+    MAX_SOURCE,
+    WIDE_NUMBER_BITS,
+    number_chars,
+    predicted_too_large,
+)
 from .errors import GroundingTooLarge, check_deadline
 from .plan import Conj, Gate, Lit, Plan, gate_refs, gates_needed
 
 Ref = Callable[[int], str]
 """Gives the expression that reads a gate."""
+
+Number = Callable[[int], str]
+"""Gives the text of a number in the generated code (:class:`Numbers`)."""
 
 MAX_INLINE_DEPTH = 25
 """Deeper expressions are stored in variables (CPython limits nesting)."""
@@ -50,12 +61,70 @@ MAX_NESTING = 20
 """Deepest nesting of ``if`` blocks when outputs share literals."""
 
 
+class Numbers:
+    """The text of each number in the generated code, worked out once per number.
+
+    A mask over the fluents and moves of a large game is a number of hundreds or
+    thousands of digits, written again wherever a rule body tests its bits: most of a
+    large module's characters (90 % of knightwar's 5.6 million), each converted to
+    decimal when written and back when compiled. A number wider than
+    :data:`WIDE_NUMBER_BITS` is written instead as a short string constant (``'#7'``)
+    that :func:`with_numbers` replaces by the number in the compiled code: the code
+    runs the same, each number is the same constant as if written out.
+    """
+
+    def __init__(self) -> None:
+        self.texts: dict[int, str] = {}
+        self.values: dict[str, int] = {}
+        """The number of each placeholder (without its quotes)."""
+
+    def text(self, value: int) -> str:
+        """``value`` as written in the generated code."""
+        found = self.texts.get(value)
+        if found is None:
+            if value.bit_length() <= WIDE_NUMBER_BITS:
+                found = str(value)
+            else:
+                placeholder = f"#{len(self.values)}"
+                self.values[placeholder] = value
+                found = repr(placeholder)
+            self.texts[value] = found
+        return found
+
+
+class Module(NamedTuple):
+    """Generated code: its source, the numbers of its placeholders (:class:`Numbers`)
+    and the lookup tables it reads (module globals)."""
+
+    source: str
+    numbers: dict[str, int]
+    tables: dict[str, dict[int, tuple[int, ...]]]
+
+
+def with_numbers(code: CodeType, numbers: dict[str, int]) -> CodeType:
+    """``code`` (and the code nested in it) with every placeholder constant replaced by
+    its number; the compiler may have gathered constants into tuples or frozensets."""
+
+    def constant(value: object) -> object:
+        if isinstance(value, str):
+            return numbers.get(value, value)
+        if isinstance(value, CodeType):
+            return with_numbers(value, numbers)
+        if isinstance(value, tuple):
+            return tuple(constant(item) for item in value)
+        if isinstance(value, frozenset):
+            return frozenset(constant(item) for item in value)
+        return value
+
+    return code.replace(co_consts=tuple(constant(value) for value in code.co_consts))
+
+
 def _indent(lines: list[str], level: int = 1) -> list[str]:
     pad = "    " * level
     return [pad + line for line in lines]
 
 
-def conj_code(conj: Conj, var: str, ref: Ref) -> str:
+def conj_code(conj: Conj, var: str, ref: Ref, num: Number = str) -> str:
     """A conjunction of literals as a Python condition."""
     pos = neg = 0
     parts: list[str] = []
@@ -66,7 +135,7 @@ def conj_code(conj: Conj, var: str, ref: Ref) -> str:
         elif kind == "n":
             neg |= value
         elif kind == "a":
-            parts.append(f"{var} & {value}")
+            parts.append(f"{var} & {num(value)}")
         elif kind == "g":
             late.append(ref(value))
         else:
@@ -74,37 +143,45 @@ def conj_code(conj: Conj, var: str, ref: Ref) -> str:
     mask = pos | neg
     if mask:
         if not neg and pos & (pos - 1) == 0:
-            first = f"{var} & {pos}"
+            first = f"{var} & {num(pos)}"
         elif not pos:
-            first = f"not {var} & {neg}"
+            first = f"not {var} & {num(neg)}"
         else:
-            first = f"{var} & {mask} == {pos}"
+            first = f"{var} & {num(mask)} == {num(pos)}"
         parts.insert(0, first)
     parts += late
     return " and ".join(parts) if parts else "True"
 
 
-def or_code(bodies: list[Conj], var: str, ref: Ref) -> str:
+def or_code(bodies: list[Conj], var: str, ref: Ref, num: Number = str) -> str:
     """A disjunction of conjunctions, with the literals common to all pulled out."""
     if not bodies:
         return "False"
     if len(bodies) == 1:
-        return conj_code(bodies[0], var, ref)
+        return conj_code(bodies[0], var, ref, num)
     common = frozenset.intersection(*bodies)
     if common:
         residual = [body - common for body in bodies]
         if any(not body for body in residual):
-            return conj_code(common, var, ref)
-        inner = " or ".join(conj_code(body, var, ref) for body in residual)
-        return f"{conj_code(common, var, ref)} and ({inner})"
-    return " or ".join(conj_code(body, var, ref) for body in bodies)
+            return conj_code(common, var, ref, num)
+        inner = " or ".join(conj_code(body, var, ref, num) for body in residual)
+        return f"{conj_code(common, var, ref, num)} and ({inner})"
+    return " or ".join(conj_code(body, var, ref, num) for body in bodies)
 
 
 class GateWriter:
     """Writes the code that computes a set of gates."""
 
-    def __init__(self, plan: Plan, var: str, incremental: bool, inline_tests: bool = False) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        var: str,
+        incremental: bool,
+        inline_tests: bool = False,
+        num: Number = str,
+    ) -> None:
         self.deadline = plan.deadline
+        self.num = num
         self.plan = plan
         self.var = var
         self.incremental = incremental
@@ -171,7 +248,7 @@ class GateWriter:
                         kept.extend(members)
                 continue
             done.add(gid)
-            expr = or_code(gate.bodies, self.var, self.ref)
+            expr = or_code(gate.bodies, self.var, self.ref, self.num)
             level = 1 + max((self.depth.get(v, 0) for v in gate_refs(gate.bodies)), default=0)
             user = users.get(gid)
             same_place = (
@@ -207,7 +284,7 @@ class GateWriter:
         out: list[str] = []
         for region in sorted(blocks):
             if self.incremental:
-                out.append(f"if ch & {self.plan.regions[region]}:")
+                out.append(f"if ch & {self.num(self.plan.regions[region])}:")
                 out.extend(_indent(blocks[region]))
             else:
                 out.extend(blocks[region])
@@ -219,7 +296,7 @@ class GateWriter:
                 previous = None
                 continue
             if mask != previous:
-                out.append(f"if ch & {mask}:")
+                out.append(f"if ch & {self.num(mask)}:")
                 previous = mask
             out.extend(_indent(lines))
         if self.incremental:
@@ -260,7 +337,7 @@ class GateWriter:
         g = f"g{gid}"
         v = self.var
         return [
-            f"c = ch & {support}",
+            f"c = ch & {self.num(support)}",
             "if c:",
             f"    if c & (c - 1) or {g} or not {v} & c:",
             f"        {g} = {expr}",
@@ -277,7 +354,7 @@ class GateWriter:
         lines = [" = ".join(f"g{m}" for m in members) + " = False", "while True:"]
         lines.append("    _changed = False")
         for gid in members:
-            expr = or_code(gates[gid].bodies, self.var, self.ref)
+            expr = or_code(gates[gid].bodies, self.var, self.ref, self.num)
             lines.append(f"    if not g{gid} and ({expr}):")
             lines.append(f"        g{gid} = True")
             lines.append("        _changed = True")
@@ -316,41 +393,97 @@ def items_code(
     ref: Ref,
     depth: int = 0,
     deadline: float = float("inf"),
+    num: Number = str,
 ) -> list[str]:
-    """Actions under their conditions, nesting the literals that many share."""
+    """Actions under their conditions, nesting the literals that many share.
+
+    Greedily, the literal that the most of the remaining conditions hold (the first
+    met, reading them in order, among equals) becomes an ``if`` over the actions whose
+    conditions hold it, nested the same way; the rest follow unnested.
+    """
+    return _nested(
+        [(sorted(c) if c is not None else [], a) for c, a in items], var, ref, depth, deadline, num
+    )
+
+
+def _nested(
+    items: list[tuple[list[Lit], str]],
+    var: str,
+    ref: Ref,
+    depth: int,
+    deadline: float,
+    num: Number,
+) -> list[str]:
+    """:func:`items_code` on conditions given as sorted literals.
+
+    The counts of the literals are kept up to date as actions are taken into ``if``
+    blocks, not counted afresh for each block, and the next literal is found in a heap
+    whose entries are brought up to date only when they come to the top (a count only
+    falls and the first condition holding a literal only moves later, so an entry
+    that is up to date at the top is the literal wanted).
+    """
     check_deadline(deadline, "generating code")
     lines: list[str] = []
-    remaining = [(c if c is not None else frozenset(), a) for c, a in items]
-    while remaining:
-        counts = Counter(lit for conj, _ in remaining for lit in sorted(conj))
-        best: tuple[Lit, int] | None = None
-        if depth < MAX_NESTING:
-            for lit, count in counts.items():
-                if count >= 2 and (best is None or count > best[1]):
-                    best = (lit, count)
-        if best is None:
-            for conj, action in remaining:
-                if conj:
-                    lines.append(f"if {conj_code(conj, var, ref)}:")
-                    lines.append(f"    {action}")
-                else:
-                    lines.append(action)
-            break
-        lit = best[0]
-        group = [(conj - {lit}, a) for conj, a in remaining if lit in conj]
-        remaining = [(conj, a) for conj, a in remaining if lit not in conj]
-        lines.append(f"if {conj_code(frozenset({lit}), var, ref)}:")
-        lines.extend(_indent(items_code(group, var, ref, depth + 1, deadline)))  # type: ignore[arg-type]
+    alive = [True] * len(items)
+    if depth < MAX_NESTING:
+        holders: dict[Lit, list[tuple[int, int]]] = {}
+        """Where each literal occurs: the index of the condition, its place in it."""
+        for index, (lits, _) in enumerate(items):
+            for place, lit in enumerate(lits):
+                holders.setdefault(lit, []).append((index, place))
+        counts = {lit: len(found) for lit, found in holders.items()}
+        first = dict.fromkeys(holders, 0)
+        heap = [(-len(found), found[0], lit) for lit, found in holders.items() if len(found) > 1]
+        heapq.heapify(heap)
+        while heap:
+            negative, where, lit = heap[0]
+            count = counts[lit]
+            if count < 2:
+                heapq.heappop(heap)
+                continue
+            found = holders[lit]
+            at = first[lit]
+            while not alive[found[at][0]]:
+                at += 1
+            first[lit] = at
+            if -negative != count or where != found[at]:
+                heapq.heapreplace(heap, (-count, found[at], lit))
+                continue
+            group: list[tuple[list[Lit], str]] = []
+            for index, _ in found[at:]:
+                if alive[index]:
+                    alive[index] = False
+                    lits, action = items[index]
+                    for other in lits:
+                        counts[other] -= 1
+                    group.append(([other for other in lits if other != lit], action))
+            heapq.heappop(heap)
+            lines.append(f"if {conj_code(frozenset({lit}), var, ref, num)}:")
+            lines.extend(_indent(_nested(group, var, ref, depth + 1, deadline, num)))
+    for index, (lits, action) in enumerate(items):
+        if not alive[index]:
+            continue
+        if lits:
+            lines.append(f"if {conj_code(frozenset(lits), var, ref, num)}:")
+            lines.append(f"    {action}")
+        else:
+            lines.append(action)
     return lines
 
 
 def generate(plan: Plan) -> str:
-    """The module source: terminal, legal, status (unless too wide), goals, next and
-    playout."""
+    """The module source (:func:`generate_module`), its wide numbers as placeholders."""
+    return generate_module(plan).source
+
+
+def generate_module(plan: Plan) -> Module:
+    """The module: terminal, legal, status (unless too wide), goals, next and playout."""
     network = plan.network
     roles = list(range(len(network.roles)))
     out: list[str] = []
     size = 0
+    numbers = Numbers()
+    num = numbers.text
 
     def function(name: str, args: str, body: list[str]) -> None:
         nonlocal size
@@ -377,26 +510,26 @@ def generate(plan: Plan) -> str:
         for r in role_list:
             lines.append(f"L{r} = []")
             items = [(c, f"L{r}.append({j})") for c, j in plan.legal[r]]
-            lines.extend(items_code(items, writer.var, writer.ref, deadline=plan.deadline))
+            lines.extend(items_code(items, writer.var, writer.ref, deadline=plan.deadline, num=num))
             if sort:
                 lines.append(f"L{r}.sort()")
         return lines
 
     # terminal
-    writer = GateWriter(plan, "s", incremental=False)
+    writer = GateWriter(plan, "s", incremental=False, num=num)
     roots = conjs([plan.terminal])
     lines = state_block(writer, roots)
     function("terminal", "s", lines + [f"return bool({_cond(plan.terminal, writer)})"])
 
     # legal
     legal_roots = [c for r in roles for c, _ in plan.legal[r] if isinstance(c, frozenset)]
-    writer = GateWriter(plan, "s", incremental=False)
+    writer = GateWriter(plan, "s", incremental=False, num=num)
     lines = state_block(writer, legal_roots) + legal_lines(writer, roles, sort=True)
     function("legal", "s", lines + ["return (" + "".join(f"L{r}, " for r in roles) + ")"])
 
     # terminal and legal together, updated from the gate values G of a state that
     # differs from s in the bits ch (ch = -1 computes every gate)
-    status_writer = GateWriter(plan, "s", incremental=True, inline_tests=True)
+    status_writer = GateWriter(plan, "s", incremental=True, inline_tests=True, num=num)
     status_roots = conjs([plan.terminal]) + legal_roots
     needed = status_writer.closure(gate_refs(status_roots), plan.state_gates)
     lines = status_writer.write(needed, Counter(gate_refs(status_roots)), regional=True)
@@ -413,13 +546,13 @@ def generate(plan: Plan) -> str:
 
     # goals (all gates, since goal atoms are not state gates of the playout)
     goal_roots = [c for r in roles for c, _ in plan.goals[r] if isinstance(c, frozenset)]
-    writer = GateWriter(plan, "s", incremental=False)
+    writer = GateWriter(plan, "s", incremental=False, num=num)
     all_state = set(plan.gates) - plan.next_gates
     lines = state_block(writer, goal_roots, all_state)
     for r in roles:
         lines.append(f"G{r} = []")
         items = [(c, f"G{r}.append({k})") for c, k in plan.goals[r]]
-        lines.extend(items_code(items, "s", writer.ref, deadline=plan.deadline))
+        lines.extend(items_code(items, "s", writer.ref, deadline=plan.deadline, num=num))
         lines.append(f"G{r}.sort()")
     function("goals", "s", lines + ["return (" + "".join(f"G{r}, " for r in roles) + ")"])
 
@@ -427,15 +560,15 @@ def generate(plan: Plan) -> str:
     assert plan.next is not None
     tables = plan.next
     args = "X, " + ", ".join(f"m{r}" for r in roles)
-    writer = GateWriter(plan, "X", incremental=False)
+    writer = GateWriter(plan, "X", incremental=False, num=num)
     general_roots = [body for body, _ in tables.general]
     lines = state_block(writer, general_roots, set(plan.gates))
-    lines += _next_lines(plan, writer, roles, "X", f"(X & {(1 << len(network.fluents)) - 1})")
+    lines += _next_lines(plan, writer, roles, "X", f"(X & {num((1 << len(network.fluents)) - 1)})")
     function("next", args, lines + ["return n"])
 
     # the playout loop
     body = ["ch = -1", "steps = 0", "while True:"]
-    state_writer = GateWriter(plan, "s", incremental=True)
+    state_writer = GateWriter(plan, "s", incremental=True, num=num)
     roots = conjs([plan.terminal]) + legal_roots + general_roots
     # state gates that next-part gates read must stay variables: count them twice
     from_next = [
@@ -469,7 +602,7 @@ def generate(plan: Plan) -> str:
         for kind, value in body
     )
     next_var = "X" if move_literals else "s"
-    next_writer = GateWriter(plan, next_var, incremental=False)
+    next_writer = GateWriter(plan, next_var, incremental=False, num=num)
     next_code = next_writer.write(
         next_writer.closure(gate_refs(general_roots), plan.next_gates),
         Counter(gate_refs(general_roots)),
@@ -483,9 +616,7 @@ def generate(plan: Plan) -> str:
     body += _indent(loop)
     function("playout", "s, rnd, limit, record", body)
     lookups = (status_writer.tables if with_status else {}) | state_writer.tables
-    for name, table in lookups.items():
-        out.append(f"{name} = {table!r}")
-    return "\n".join(out)
+    return Module("\n".join(out), numbers.values, lookups)
 
 
 def _next_lines(
@@ -496,20 +627,21 @@ def _next_lines(
     # per-move tables that are all zero are left out
     keep = [f"K{r}[m{r}]" for r in roles if any(tables.keep[r])]
     sets = [f"S{r}[m{r}]" for r in roles if any(tables.sets[r])]
-    kept = [str(tables.persist)] if tables.persist else []
+    num = writer.num
+    kept = [num(tables.persist)] if tables.persist else []
     kept += keep
     parts = []
     if kept:
         parts.append(f"{state} & ({' | '.join(kept)})" if len(kept) > 1 else f"{state} & {kept[0]}")
     parts += sets
     if tables.constant:
-        parts.append(str(tables.constant))
+        parts.append(num(tables.constant))
     if tables.frame:
         kill = [f"Q{r}[m{r}]" for r in roles if any(tables.kill[r])]
         parts.append(
-            f"{state} & {tables.frame} & ~({' | '.join(kill)})"
+            f"{state} & {num(tables.frame)} & ~({' | '.join(kill)})"
             if kill
-            else f"{state} & {tables.frame}"
+            else f"{state} & {num(tables.frame)}"
         )
     lines = [f"n = {' | '.join(parts) or '0'}"]
     # rule bodies that need one particular move: dispatch on the move index
@@ -524,13 +656,13 @@ def _next_lines(
     for body, bit in tables.general:
         key = _move_key(body, fluent_mask)
         if key is None:
-            rest.append((body, f"n |= {bit}"))
+            rest.append((body, f"n |= {num(bit)}"))
             continue
         r, j = owner[key[1]]
-        by_move.setdefault(r, {}).setdefault(j, []).append((body - {key}, f"n |= {bit}"))
+        by_move.setdefault(r, {}).setdefault(j, []).append((body - {key}, f"n |= {num(bit)}"))
     for r, moves in sorted(by_move.items()):
-        lines += _dispatch(f"m{r}", sorted(moves), moves, var, writer.ref, plan.deadline)
-    lines += items_code(rest, var, writer.ref, deadline=plan.deadline)
+        lines += _dispatch(f"m{r}", sorted(moves), moves, var, writer.ref, plan.deadline, num)
+    lines += items_code(rest, var, writer.ref, deadline=plan.deadline, num=num)
     return lines
 
 
@@ -546,21 +678,22 @@ def _dispatch(
     var: str,
     ref: Ref,
     deadline: float,
+    num: Number = str,
 ) -> list[str]:
     """Run the items of the move ``index`` holds, by binary search over ``keys``."""
     if len(keys) <= 2:
         lines: list[str] = []
         for position, key in enumerate(keys):
             lines.append(f"{'if' if position == 0 else 'elif'} {index} == {key}:")
-            code = items_code(items[key], var, ref, deadline=deadline)
+            code = items_code(items[key], var, ref, deadline=deadline, num=num)
             lines.extend(_indent(code or ["pass"]))
         return lines
     middle = len(keys) // 2
     return (
         [f"if {index} < {keys[middle]}:"]
-        + _indent(_dispatch(index, keys[:middle], items, var, ref, deadline))
+        + _indent(_dispatch(index, keys[:middle], items, var, ref, deadline, num))
         + ["else:"]
-        + _indent(_dispatch(index, keys[middle:], items, var, ref, deadline))
+        + _indent(_dispatch(index, keys[middle:], items, var, ref, deadline, num))
     )
 
 
@@ -569,7 +702,7 @@ def _cond(value: Conj | None | bool, writer: GateWriter) -> str:
         return "True"
     if isinstance(value, bool):
         return str(value)
-    return conj_code(value, writer.var, writer.ref)
+    return conj_code(value, writer.var, writer.ref, writer.num)
 
 
 def _too_large() -> GroundingTooLarge:
@@ -577,9 +710,9 @@ def _too_large() -> GroundingTooLarge:
 
 
 def _digits(number: int) -> int:
-    """The decimal digits of a non-negative ``number``, give or take one, without
-    writing it out."""
-    return int(number.bit_length() * DIGITS_PER_BIT) + 1
+    """The characters of a non-negative ``number`` as written (:class:`Numbers`), give
+    or take one, without writing it out."""
+    return int(number_chars(number.bit_length())) + 1
 
 
 def next_body_chars(plan: Plan) -> int:
@@ -606,18 +739,26 @@ def compile_plan(plan: Plan, deadline: float = float("inf")) -> dict[str, Any]:
     assert plan.next is not None
     plan.deadline = deadline
     check_predicted_size(plan)
-    source = generate(plan)
+    source, numbers, tables = generate_module(plan)
     check_deadline(deadline, "generating code")
     if len(source) > MAX_SOURCE:
         raise _too_large()
-    namespace: dict[str, Any] = {"__source__": source}
+    namespace: dict[str, Any] = {"__source__": source, **tables}
     for r in range(len(network.roles)):
         namespace[f"D{r}"] = tuple(network.does_bit(r, j) for j in range(len(network.moves[r])))
         namespace[f"K{r}"] = tuple(plan.next.keep[r])
         namespace[f"S{r}"] = tuple(plan.next.sets[r])
         namespace[f"Q{r}"] = tuple(plan.next.kill[r])
-    exec(compile(source, "<compiled game>", "exec"), namespace)
+    exec(with_numbers(compile(source, "<compiled game>", "exec"), numbers), namespace)
     return namespace
 
 
-__all__ = ["Gate", "compile_plan", "generate"]
+__all__ = [
+    "Gate",
+    "Module",
+    "Numbers",
+    "compile_plan",
+    "generate",
+    "generate_module",
+    "with_numbers",
+]

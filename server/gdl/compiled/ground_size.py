@@ -9,14 +9,15 @@ is decoded: the bodies of the ``next`` atoms, less those the plan turns into tab
 moves tested through atoms defined by moves alone), bodies on atoms without rules
 folded, and bodies that differ in one required input merged as the plan merges them.
 The bit a literal tests is not known before the fluents are sorted by name, so each
-counts the digits of the middle fluent or move.
+counts the characters of the middle fluent or move as written (a placeholder when the
+number is wide, :func:`server.gdl.compiled.code_limits.number_chars`).
 
-A prediction, not a bound: on the corpus it is 0.9 to 1.7 times the plan's count on
-most programs whose count passes a million characters, far less where the plan expands
+A prediction, not a bound: on the corpus it is 1.0 to 1.15 times the plan's count on
+the programs whose count passes 0.7 million characters, far less where the plan expands
 moves tested through atoms into many bodies (colonelBlottoVariant, four_way_battle:
-0.04 to 0.06 times) and up to 18 times more on a few small programs. Every game that
-compiles (with up to 500,000 ground rules) counts at most 4.3 million, the games it
-refuses 9 million or more.
+0.06 to 0.2 times, four_way_battle then refused by the plan's count). Every game that
+compiles (with up to 500,000 ground rules) counts at most 0.55 million, the games it
+refuses 0.77 million or more.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from .code_limits import (
-    DIGITS_PER_BIT,
     MAX_MOVE_GATE_BODIES,
     MAX_NEXT_BODY_CHARS,
+    number_chars,
     predicted_too_large,
 )
 from .grounder import GroundProgram
@@ -34,9 +35,9 @@ from .grounder import GroundProgram
 MAX_PREDICTED_NEXT_CHARS = MAX_NEXT_BODY_CHARS
 """The prediction past which a program is refused (the plan's own count,
 :data:`server.gdl.compiled.code_limits.MAX_NEXT_BODY_CHARS`, has the same cap). On the
-corpus the games that compile count at most 4.3 million (checkers at a 10 s budget
-4.2, snakeParallel 4.2, then pancakes 1.7 and less), the games refused count 9.1
-million (mummymaze2p, kalaha5x2x3) to 304 million (mineClearingSmall)."""
+corpus the games that compile count at most 0.55 million (smallest_4player, then the
+checkers games at a 10 s budget 0.46 and colonelBlotto 0.28), the games refused count
+0.77 million (alexChess) to 11 million (pancakes88 at a 10 s budget)."""
 
 
 Grouped = dict[tuple[int, int, tuple[int, ...]], list[int]]
@@ -152,9 +153,9 @@ def predicted_next_chars(
     """Each ``next`` atom and the ``true`` atom of its fluent."""
     fluents = len(choices) - len(does) - len(ignored)
     moves = len(does)
-    fluent_chars = DIGITS_PER_BIT * fluents / 2 + 5
-    move_chars = DIGITS_PER_BIT * (fluents + moves / 2) + 5
-    head_chars = DIGITS_PER_BIT * fluents / 2 + 11
+    fluent_chars = number_chars(fluents / 2) + 5
+    move_chars = number_chars(fluents + moves / 2) + 5
+    head_chars = number_chars(fluents / 2) + 11
 
     next_bodies: list[tuple[int, tuple[int, ...], int]] = [
         (head, literals, 0) for head, literals in singles if head in own
