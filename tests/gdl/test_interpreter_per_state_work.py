@@ -76,7 +76,7 @@ def test_a_does_pattern_lets_through_every_move_it_may_match() -> None:
 def test_random_playouts_with_the_rules_chosen_per_move_agree_with_every_rule_run() -> None:
     chosen = Interpreter(parse_gdl(COUNTER))
     every = Interpreter(parse_gdl(COUNTER))
-    every._rules_for = lambda component, joint: tuple(range(len(component.rules)))  # type: ignore[method-assign]
+    every._rules_for = lambda component, matched: tuple(range(len(component.rules)))  # type: ignore[method-assign]
     rng = random.Random(3)
     for _ in range(20):
         state = chosen.initial_state()

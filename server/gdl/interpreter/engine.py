@@ -756,9 +756,30 @@ class Interpreter:
         """The facts of move rules that depend on no move, by (component, rule number)."""
         self._does_patterns = does_patterns(self.program)
         """Per non-recursive move component: the ``does`` literals of each rule."""
-        self._rule_choices: dict[int, dict[tuple, tuple[int, ...]]] = {}
-        """Per such component: by joint move, the numbers of the rules that may derive
-        anything for it (whose ``does`` literals each match a move of it)."""
+        self._pattern_bits: dict[tuple, int] = {}
+        """Each distinct ``does`` literal of those rules, as one bit."""
+        self._rule_needs: dict[int, tuple[int, ...]] = {}
+        """Per such component: per rule, the bits of its ``does`` literals."""
+        for index, rule_patterns in self._does_patterns.items():
+            needs = []
+            for patterns in rule_patterns:
+                need = 0
+                for pattern in patterns:
+                    bit = self._pattern_bits.get(pattern)
+                    if bit is None:
+                        bit = self._pattern_bits[pattern] = 1 << len(self._pattern_bits)
+                    need |= bit
+                needs.append(need)
+            self._rule_needs[index] = tuple(needs)
+        self._move_bits: dict[tuple[str, RawTerm], int] = {}
+        """Per move of a role (``does`` fact): the bits of the ``does`` literals it matches."""
+        self._joint_bits_known: dict[tuple, int] = {}
+        """The same per joint move (joint moves recur in most games)."""
+        self._rule_choices: dict[int, dict[int, tuple[int, ...]]] = {
+            index: {} for index in self._does_patterns
+        }
+        """Per such component: by the bits a joint move matches, the numbers of the rules
+        that may derive anything for it (whose ``does`` literals each match a move of it)."""
         self._fixed_numbers: dict[int, frozenset[int]] = {}
         """Per component: the numbers of its rules among :func:`fixed_rules`."""
         for index, number in fixed_rules(self.program):
@@ -1173,36 +1194,56 @@ class Interpreter:
                 relation.shared = True
         sharing.keep(component.index, facts, relations)
 
-    def _rules_for(self, component: Component, joint: tuple) -> tuple[int, ...]:
+    def _joint_bits(self, joint: tuple) -> int:
+        """The bits of the ``does`` literals (see :attr:`_pattern_bits`) that a move of
+        ``joint`` (the moves in role order) matches."""
+        matched = self._joint_bits_known.get(joint)
+        if matched is not None:
+            return matched
+        known = self._move_bits
+        matched = 0
+        for fact in zip(self.roles, joint, strict=True):
+            bits = known.get(fact)
+            if bits is None:
+                bits = 0
+                for pattern, bit in self._pattern_bits.items():
+                    if may_match(pattern, fact):
+                        bits |= bit
+                if len(known) >= MOVE_CACHE:
+                    known.clear()
+                known[fact] = bits
+            matched |= bits
+        if len(self._joint_bits_known) >= MOVE_CACHE:
+            self._joint_bits_known.clear()
+        self._joint_bits_known[joint] = matched
+        return matched
+
+    def _rules_for(self, component: Component, matched: int) -> tuple[int, ...]:
         """The numbers of the rules of a non-recursive move component whose ``does``
-        literals each match a move of ``joint`` (the others derive nothing for it)."""
-        choices = self._rule_choices.get(component.index)
-        if choices is None:
-            choices = self._rule_choices[component.index] = {}
-        found = choices.get(joint)
+        literals each match a move of a joint move that matches the literals of the bits
+        ``matched`` (see :meth:`_joint_bits`): the others derive nothing for it."""
+        choices = self._rule_choices[component.index]
+        found = choices.get(matched)
         if found is None:
-            does = list(zip(self.roles, joint, strict=True))
-            found = tuple(
+            found = choices[matched] = tuple(
                 number
-                for number, patterns in enumerate(self._does_patterns[component.index])
-                if all(any(may_match(pattern, fact) for fact in does) for pattern in patterns)
+                for number, need in enumerate(self._rule_needs[component.index])
+                if need & matched == need
             )
-            if len(choices) >= MOVE_CACHE:
-                choices.clear()
-            choices[joint] = found
         return found
 
     def _materialise_move(
-        self, component: Component, db: dict, context: _StateContext, joint: tuple
+        self, component: Component, db: dict, context: _StateContext, matched: int
     ) -> None:
         """Compute a non-recursive move component from the rules that may derive anything
-        for ``joint`` (the moves, in role order); a rule that depends on no move takes
-        its facts from an earlier state with the same facts of its heads."""
+        for a joint move that matches the ``does`` literals of the bits ``matched``; a rule
+        that depends on no move takes its facts from an earlier state with the same facts
+        of its heads."""
         sharing = self._rule_sharing
         relations = {key: Relation() for key in component.keys}
         db.update(relations)
         rules = self._rules_of(component)
-        for number in self._rules_for(component, joint):
+        for number in self._rules_for(component, matched):
             compiled = rules[number]
             target = relations[compiled.head_key].facts
             rule = (component.index, number)
@@ -1353,13 +1394,14 @@ class Interpreter:
         db[DOES_KEY] = Relation(set(zip(roles, raw, strict=True)))
         demand = self._demand
         tables: list[RelationKey] = []
+        matched = self._joint_bits(raw)
         for component in self._move_plan:
             keys = component.keys
             if keys & demand:
                 tables.extend(keys)
                 self._evaluate(component, db)
             elif component.index in self._does_patterns and not self._may_be_on_demand(component):
-                self._materialise_move(component, db, context, raw)
+                self._materialise_move(component, db, context, matched)
             else:
                 self._evaluate(component, db)
                 if keys & demand:  # switched to demand just now
