@@ -50,10 +50,14 @@ class IndexSpec:
     patch: Callable[[dict, Iterable[tuple], Iterable[tuple]], dict] | None = None
     """For a keyed index: a copy of an index with facts taken out and others put in
     (made on first use, see :meth:`patcher`)."""
+    head: str | None = None
+    """The functor the first argument of a matching fact must have, if any: the index is
+    built from the facts of that head only (see :meth:`Relation.group`)."""
 
     def __post_init__(self) -> None:
         self.name = repr((self.structure, self.key_paths))
         self.build = _compile_index_builder(self.structure, self.key_paths)
+        self.head = next((functor for path, functor, _ in self.structure if path == (0,)), None)
 
     def patcher(self) -> Callable[[dict, Iterable[tuple], Iterable[tuple]], dict]:
         """:attr:`patch`, made now if not yet (keyed indexes only)."""
@@ -165,11 +169,12 @@ the facts would cost about as much."""
 class Relation:
     """The facts of one relation (argument tuples) with lazily built indexes."""
 
-    __slots__ = ("facts", "_indexes", "base")
+    __slots__ = ("facts", "_indexes", "base", "_groups")
 
     def __init__(self, facts: set | None = None) -> None:
         self.facts: set = facts if facts is not None else set()
         self._indexes: dict[str, object] = {}
+        self._groups: dict[RawTerm, list[tuple]] | None = None
         self.base: Relation | None = None
         """The same relation in a state like this one (the one before, in a game), whose
         keyed indexes are patched with the facts that differ rather than built anew when
@@ -192,9 +197,28 @@ class Relation:
                         if len(added) + len(removed) <= most:
                             found = spec.patcher()(known, removed, added)
             if found is None:
-                found = spec.build(facts)
+                head = spec.head
+                found = spec.build(facts if head is None else self.group(head))
             self._indexes[spec.name] = found
         return found
+
+    def group(self, head: str) -> list[tuple] | tuple:
+        """The facts whose first argument is a compound with functor ``head`` or the
+        constant ``head`` (the facts grouped so on first use): each index of a structure
+        reads its own group, not every fact (``true`` facts of many kinds)."""
+        groups = self._groups
+        if groups is None:
+            groups = self._groups = {}
+            get = groups.get
+            for fact in self.facts:
+                first = fact[0]
+                key = first[0] if first.__class__ is tuple else first
+                found = get(key)
+                if found is None:
+                    groups[key] = [fact]
+                else:
+                    found.append(fact)
+        return groups.get(head, ())
 
     def follow(self, base: Relation | None) -> None:
         """Take ``base`` as the relation to patch indexes from; ``base`` lets go of its own
@@ -206,6 +230,7 @@ class Relation:
     def invalidate(self) -> None:
         """Forget indexes after the facts changed."""
         self._indexes.clear()
+        self._groups = None
 
 
 @dataclass(slots=True)
@@ -511,6 +536,25 @@ class RuleCompiler:
             def guard(condition: str) -> None:
                 emit(f"if not ({condition}): {'continue' if loops else 'return'}")
 
+            def open_loop(fact: str, source: str) -> None:
+                """Loop over ``source``; the outermost loop first returns when it is empty,
+                before what the literals after it read is looked up."""
+                if loops or bind_db:
+                    emit(f"for {fact} in {source}:")
+                    return
+                emit(f"L{fact} = {source}")
+                emit(f"if not L{fact}: return")
+                emit(f"for {fact} in L{fact}:")
+
+            def fetch(line: str) -> None:
+                """Look up what a literal reads of ``db``: where the literal is tested
+                when that is outside every loop (so that a rule that returns early looks
+                up, and indexes, nothing more), else before the first loop."""
+                if loops or bind_db:
+                    prelude.append(line)
+                else:
+                    emit(line)
+
             def needed_after(step: int) -> set[str]:
                 """Variables the head or the literals after ``step`` still use."""
                 needed = set(variables_of(rule.head))
@@ -545,7 +589,7 @@ class RuleCompiler:
                 args = relation_args(atom)
                 if self.on_demand(relation_key(atom)) and position != delta_position:
                     table = f"T{position}"
-                    prelude.append(f"{table} = db[{key}]")
+                    fetch(f"{table} = db[{key}]")
                     given = tuple(
                         index for index, arg in enumerate(args) if variables_of(arg) <= set(bound)
                     )
@@ -573,7 +617,7 @@ class RuleCompiler:
                     if not pattern.equal and not checks and not (new_names & later):
                         guard(exists)
                         continue
-                    emit(f"for {fact} in {lookup}:")
+                    open_loop(fact, lookup)
                     loops += 1
                     if checks:
                         guard(" and ".join(checks))
@@ -585,12 +629,12 @@ class RuleCompiler:
                     continue
                 if not positive:
                     facts = f"N{position}"
-                    prelude.append(f"{facts} = db[{key}].facts")
+                    fetch(f"{facts} = db[{key}].facts")
                     guard(f"{args_expression(args, bound, known)} not in {facts}")
                     continue
                 if variables_of(atom) <= set(bound) and position != delta_position:
                     facts = f"F{position}"
-                    prelude.append(f"{facts} = db[{key}].facts")
+                    fetch(f"{facts} = db[{key}].facts")
                     guard(f"{args_expression(args, bound, known)} in {facts}")
                     continue
                 pattern = _analyse_pattern(args, bound)
@@ -606,7 +650,8 @@ class RuleCompiler:
                 else:
                     spec = self.spec(pattern.structure, [path for path, _ in pattern.keys])
                     index = f"I{position}"
-                    prelude.append(f"{index} = db[{key}].index({constant(spec, 'S')})")
+                    cached = f"db[{key}]._indexes.get({constant(spec.name, 'C')})"
+                    fetch(f"{index} = {cached} or db[{key}].index({constant(spec, 'S')})")
                     if not pattern.keys:
                         lookup = index
                     elif len(pattern.keys) == 1:
@@ -618,7 +663,7 @@ class RuleCompiler:
                     if not pattern.equal and not (new_names & later):
                         guard(lookup)  # only existence matters
                         continue
-                    emit(f"for {fact} in {lookup}:")
+                    open_loop(fact, lookup)
                     loops += 1
                 for path, other_path in pattern.equal:
                     guard(f"{_access(fact, path)} == {_access(fact, other_path)}")
@@ -633,7 +678,14 @@ class RuleCompiler:
                         f"{', '.join(unbound_head)} not bound by a positive literal"
                     )
                 emit(f"add({args_expression(relation_args(rule.head), bound, known)})")
-            body = ["    " + line for line in prelude] + lines
+            if bind_db:
+                body = ["    " + line for line in prelude] + lines
+            else:  # before the first loop
+                first_loop = next(
+                    (at for at, line in enumerate(lines) if line.startswith("    for ")), 0
+                )
+                body = [*lines[:first_loop], *("    " + line for line in prelude)]
+                body += lines[first_loop:]
             if bind_db and name == "rule":  # the indexes are looked up once per db
                 names = [line.split(" = ", 1)[0].strip() for line in prelude]
                 bind = ["    " + line for line in prelude]

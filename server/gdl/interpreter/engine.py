@@ -30,6 +30,7 @@ from .program import (
     analyse,
     key_name,
     literal_atom,
+    relation_args,
     relation_key,
 )
 
@@ -168,6 +169,40 @@ def move_rule_heads(program: Program) -> dict[tuple[int, int], tuple[str, ...]]:
             if needed is not None:
                 found[(component.index, number)] = tuple(sorted(needed))
     return found
+
+
+def does_patterns(program: Program) -> dict[int, tuple[tuple[tuple, ...], ...]]:
+    """For each non-recursive move component: per rule, the arguments of its positive
+    ``does`` literals. A rule whose pattern matches none of a joint move's ``does`` facts
+    derives nothing for that joint move (see :func:`may_match`)."""
+    found: dict[int, tuple[tuple[tuple, ...], ...]] = {}
+    for component in program.components:
+        if (
+            component.layer != "move"
+            or component.recursive
+            or not component.first_part
+            or component.keys <= {DOES_KEY}
+        ):
+            continue
+        found[component.index] = tuple(
+            tuple(
+                relation_args(atom)
+                for positive, atom in map(literal_atom, rule.body)
+                if positive and atom is not None and relation_key(atom) == DOES_KEY
+            )
+            for rule in component.rules
+        )
+    return found
+
+
+def may_match(pattern: RawTerm, term: RawTerm) -> bool:
+    """Whether ``term`` is an instance of ``pattern``, each variable taken on its own
+    (a repeated variable may stand for different values: a test that lets more through)."""
+    if pattern.__class__ is str:
+        return pattern == term or pattern.startswith("?")
+    return (
+        term.__class__ is tuple and len(term) == len(pattern) and all(map(may_match, pattern, term))
+    )
 
 
 def fixed_rules(program: Program) -> set[tuple[int, int]]:
@@ -682,6 +717,11 @@ class Interpreter:
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.program: Program = analyse(rules)
         self._compiled: dict[int, list[CompiledRule]] = {}
+        self._demand_candidates = frozenset(
+            component.index
+            for component in self.program.components
+            if self._may_be_on_demand_in(component)
+        )
         self._static: dict[RelationKey, Relation] = {}
         self._demand: set[RelationKey] = set()
         self._state_budget = STATE_MATERIALISE_BUDGET
@@ -698,6 +738,10 @@ class Interpreter:
         self._demand_compiled: dict[tuple, list] = {}
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
+        self._last_state: State | None = None
+        self._last_context: _StateContext | None = None
+        """The state asked last and its context (the latest of ``_contexts``): one step
+        of a match or a playout asks the same state several times in a row."""
         self._next_facts: dict[State, set] = {}
         """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
         self._moves: dict[RawTerm, tuple[tuple, RawTerm]] = {}
@@ -710,7 +754,32 @@ class Interpreter:
         """State components' relations, by component (see :func:`true_heads`)."""
         self._rule_sharing = _Sharing(move_rule_heads(self.program))
         """The facts of move rules that depend on no move, by (component, rule number)."""
-        self._move_shared = {index for index, _ in self._rule_sharing.heads}
+        self._does_patterns = does_patterns(self.program)
+        """Per non-recursive move component: the ``does`` literals of each rule."""
+        self._pattern_bits: dict[tuple, int] = {}
+        """Each distinct ``does`` literal of those rules, as one bit."""
+        self._rule_needs: dict[int, tuple[int, ...]] = {}
+        """Per such component: per rule, the bits of its ``does`` literals."""
+        for index, rule_patterns in self._does_patterns.items():
+            needs = []
+            for patterns in rule_patterns:
+                need = 0
+                for pattern in patterns:
+                    bit = self._pattern_bits.get(pattern)
+                    if bit is None:
+                        bit = self._pattern_bits[pattern] = 1 << len(self._pattern_bits)
+                    need |= bit
+                needs.append(need)
+            self._rule_needs[index] = tuple(needs)
+        self._move_bits: dict[tuple[str, RawTerm], int] = {}
+        """Per move of a role (``does`` fact): the bits of the ``does`` literals it matches."""
+        self._joint_bits_known: dict[tuple, int] = {}
+        """The same per joint move (joint moves recur in most games)."""
+        self._rule_choices: dict[int, dict[int, tuple[int, ...]]] = {
+            index: {} for index in self._does_patterns
+        }
+        """Per such component: by the bits a joint move matches, the numbers of the rules
+        that may derive anything for it (whose ``does`` literals each match a move of it)."""
         self._fixed_numbers: dict[int, frozenset[int]] = {}
         """Per component: the numbers of its rules among :func:`fixed_rules`."""
         for index, number in fixed_rules(self.program):
@@ -748,6 +817,13 @@ class Interpreter:
         self._plans = {
             key: [self.program.components[i] for i in self.program.closure([key])]
             for key in TARGET_KEYS
+        }
+        self._move_plan = [
+            component for component in self._plans[NEXT_KEY] if component.layer == "move"
+        ]
+        self._state_plans = {
+            key: [component for component in plan if component.layer == "state"]
+            for key, plan in self._plans.items()
         }
         for plan in self._plans.values():
             for component in plan:
@@ -834,6 +910,10 @@ class Interpreter:
 
     def _may_be_on_demand(self, component: Component) -> bool:
         """Relations that no query asks for in full, not split into rule-level strata."""
+        return component.index in self._demand_candidates
+
+    def _may_be_on_demand_in(self, component: Component) -> bool:
+        """:meth:`_may_be_on_demand`, worked out from the program."""
         if not component.first_part:
             return False
         for key in component.keys:
@@ -911,6 +991,7 @@ class Interpreter:
         self._demand_compiled.clear()
         # Cached states hold the relation materialised; rules now expect a table.
         self._contexts.clear()
+        self._last_state = self._last_context = None
         self._state_sharing.results.clear()
         self._install_tables(component, db)
         if (
@@ -950,6 +1031,7 @@ class Interpreter:
         other._demand_compiled = {}
         other._compiler = RuleCompiler(other._estimate, other._demand.__contains__)
         other._contexts = OrderedDict()
+        other._last_state = other._last_context = None
         other._next_facts = {}
         other._previous = {}
         other._followed = dict(self._followed)
@@ -997,6 +1079,7 @@ class Interpreter:
         for context in self._contexts.values():
             release_tables(context.db, self._demand)
         self._contexts.clear()
+        self._last_state = self._last_context = None
 
     def _users_of(self, keys: frozenset) -> set[int]:
         users: set[int] = set()
@@ -1111,13 +1194,57 @@ class Interpreter:
                 relation.shared = True
         sharing.keep(component.index, facts, relations)
 
-    def _materialise_move(self, component: Component, db: dict, context: _StateContext) -> None:
-        """Compute a non-recursive move component; a rule that depends on no move takes
-        its facts from an earlier state with the same facts of its heads."""
+    def _joint_bits(self, joint: tuple) -> int:
+        """The bits of the ``does`` literals (see :attr:`_pattern_bits`) that a move of
+        ``joint`` (the moves in role order) matches."""
+        matched = self._joint_bits_known.get(joint)
+        if matched is not None:
+            return matched
+        known = self._move_bits
+        matched = 0
+        for fact in zip(self.roles, joint, strict=True):
+            bits = known.get(fact)
+            if bits is None:
+                bits = 0
+                for pattern, bit in self._pattern_bits.items():
+                    if may_match(pattern, fact):
+                        bits |= bit
+                if len(known) >= MOVE_CACHE:
+                    known.clear()
+                known[fact] = bits
+            matched |= bits
+        if len(self._joint_bits_known) >= MOVE_CACHE:
+            self._joint_bits_known.clear()
+        self._joint_bits_known[joint] = matched
+        return matched
+
+    def _rules_for(self, component: Component, matched: int) -> tuple[int, ...]:
+        """The numbers of the rules of a non-recursive move component whose ``does``
+        literals each match a move of a joint move that matches the literals of the bits
+        ``matched`` (see :meth:`_joint_bits`): the others derive nothing for it."""
+        choices = self._rule_choices[component.index]
+        found = choices.get(matched)
+        if found is None:
+            found = choices[matched] = tuple(
+                number
+                for number, need in enumerate(self._rule_needs[component.index])
+                if need & matched == need
+            )
+        return found
+
+    def _materialise_move(
+        self, component: Component, db: dict, context: _StateContext, matched: int
+    ) -> None:
+        """Compute a non-recursive move component from the rules that may derive anything
+        for a joint move that matches the ``does`` literals of the bits ``matched``; a rule
+        that depends on no move takes its facts from an earlier state with the same facts
+        of its heads."""
         sharing = self._rule_sharing
         relations = {key: Relation() for key in component.keys}
         db.update(relations)
-        for number, compiled in enumerate(self._rules_of(component)):
+        rules = self._rules_of(component)
+        for number in self._rules_for(component, matched):
+            compiled = rules[number]
             target = relations[compiled.head_key].facts
             rule = (component.index, number)
             heads = sharing.heads.get(rule)
@@ -1135,9 +1262,12 @@ class Interpreter:
             sharing.keep(rule, facts, produced)
 
     def _context(self, state: State) -> _StateContext:
+        if state is self._last_state:
+            return self._last_context  # type: ignore[return-value]
         context = self._contexts.get(state)
         if context is not None:
             self._contexts.move_to_end(state)
+            self._last_state, self._last_context = state, context
             return context
         db = dict(self._static)
         true_facts = self._next_facts.pop(state, None)
@@ -1149,10 +1279,14 @@ class Interpreter:
         self._contexts[state] = context
         if len(self._contexts) > CACHED_STATES:
             release_tables(self._contexts.popitem(last=False)[1].db, self._demand)
+        self._last_state, self._last_context = state, context
         return context
 
     def _derive(self, state: State, key: RelationKey) -> Relation:
-        context = self._context(state)
+        return self._relation_in(self._context(state), key)
+
+    def _relation_in(self, context: _StateContext, key: RelationKey) -> Relation:
+        """A target relation in a state (its state components computed first)."""
         if key not in context.derived:
             self._derive_in(context, key)
         return context.db.get(key) or Relation()
@@ -1160,8 +1294,8 @@ class Interpreter:
     def _derive_in(self, context: _StateContext, key: RelationKey) -> None:
         """Compute the state components ``key`` needs (for ``next``: those of its plan)."""
         done = context.done
-        for component in self._plans[key]:
-            if component.layer == "state" and component.index not in done:
+        for component in self._state_plans[key]:
+            if component.index not in done:
                 self._evaluate_in_state(component, context)
                 done.add(component.index)
         context.derived.add(key)
@@ -1174,7 +1308,7 @@ class Interpreter:
     def _legal(self, state: State) -> _StateContext:
         context = self._context(state)
         if context.legal is None:
-            relation = self._derive(state, LEGAL_KEY)
+            relation = self._relation_in(context, LEGAL_KEY)
             known = self._legal_groups.get(id(relation))
             if known is not None and known[0] is relation:  # shared with an earlier state
                 context.legal, context.legal_sets = known[1], known[2]
@@ -1246,26 +1380,38 @@ class Interpreter:
         if NEXT_KEY not in context.derived:
             self._derive_in(context, NEXT_KEY)
         db = dict(context.db)
-        raw = [
-            m if m.__class__ is str or m.__class__ is tuple else self._raw_move(context, role, m)
-            for role, m in zip(self.roles, moves, strict=True)
-        ]
-        db[DOES_KEY] = Relation(set(zip(self.roles, raw, strict=True)))
-        for component in self._plans[NEXT_KEY]:
-            if component.layer == "move":
-                if (
-                    component.index in self._move_shared
-                    and not component.keys & self._demand
-                    and not self._may_be_on_demand(component)
-                ):
-                    self._materialise_move(component, db, context)
-                else:
-                    self._evaluate(component, db)
+        roles = self.roles
+        raw = tuple(moves)
+        for move in raw:
+            if move.__class__ is not str and move.__class__ is not tuple:
+                raw = tuple(
+                    m
+                    if m.__class__ is str or m.__class__ is tuple
+                    else self._raw_move(context, r, m)
+                    for r, m in zip(roles, moves, strict=True)
+                )
+                break
+        db[DOES_KEY] = Relation(set(zip(roles, raw, strict=True)))
+        demand = self._demand
+        tables: list[RelationKey] = []
+        matched = self._joint_bits(raw)
+        for component in self._move_plan:
+            keys = component.keys
+            if keys & demand:
+                tables.extend(keys)
+                self._evaluate(component, db)
+            elif component.index in self._does_patterns and not self._may_be_on_demand(component):
+                self._materialise_move(component, db, context, matched)
+            else:
+                self._evaluate(component, db)
+                if keys & demand:  # switched to demand just now
+                    tables.extend(keys)
         following = db.get(NEXT_KEY)
-        release_tables(db, self._demand)
+        if tables:
+            release_tables(db, tables)
         if not following:
             return State(())
-        successor = State(args[0] for args in following.facts)
+        successor = State(map(_first, following.facts))
         if len(self._next_facts) >= CACHED_STATES:
             self._next_facts.clear()
         self._next_facts[successor] = following.facts
