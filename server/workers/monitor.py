@@ -53,15 +53,20 @@ class ScaleOutMetrics:
         )
 
     async def refresh(self, store: Store, jobs: JobSystem, sweeper: LostMatchSweeper) -> None:
+        """Read everything first, then replace the gauges' values without awaiting in
+        between: a scrape during the reads sees the values before, never empty gauges."""
+        depths = await jobs.queue_depths()
+        stalled = await jobs.stalled(sweeper.lost_after)
+        workers = await workers_table(store)
         self.queue_depth.clear()
-        for queue, waiting in (await jobs.queue_depths()).items():
+        for queue, waiting in depths.items():
             self.queue_depth.labels(queue.removeprefix(QUEUE_PREFIX)).set(waiting)
-        self.stalled.set(len(await jobs.stalled(sweeper.lost_after)))
+        self.stalled.set(len(stalled))
         self.lost.set(sweeper.lost_total)
         now = now_ms()
         for gauge in (self.worker_running, self.worker_capacity, self.worker_age):
             gauge.clear()
-        for worker in await workers_table(store):
+        for worker in workers:
             if worker["stopped_at"] is not None:
                 continue
             self.worker_running.labels(worker["name"]).set(worker["running"])
