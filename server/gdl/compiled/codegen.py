@@ -5,7 +5,9 @@ The state is an ``int`` whose bit ``k`` is fluent ``k``; during ``next`` the inp
 variables computed in dependency order; a gate read only once is inlined where it
 is read (so ``and``/``or`` short-circuit over it); a recursive component becomes a
 loop that runs until no gate changes. Outputs that share a literal (``legal`` moves
-that all need ``(true (control white))``) are nested under one ``if`` on it.
+that all need ``(true (control white))``) are nested under one ``if`` on it; a wide
+OR of rule bodies is factored the same way inside one expression, so a goal that joins
+two pieces' positions tests each position once instead of every pair.
 
 ``playout`` runs whole random playouts incrementally: gate values live across steps,
 and a region's gates are recomputed only when the last move changed a bit of it. A
@@ -153,12 +155,21 @@ def conj_code(conj: Conj, var: str, ref: Ref, num: Number = str) -> str:
     return " and ".join(parts) if parts else "True"
 
 
-def or_code(bodies: list[Conj], var: str, ref: Ref, num: Number = str) -> str:
-    """A disjunction of conjunctions, with the literals common to all pulled out."""
+def or_code(bodies: list[Conj], var: str, ref: Ref, num: Number = str, depth: int = 0) -> str:
+    """A disjunction of conjunctions, with the literals common to all pulled out.
+
+    A wide one (:data:`FACTORED_OR_MIN` bodies or more) is factored instead: the
+    literal that most bodies hold is tested once, before the rest of those bodies,
+    nested the same way (:func:`shared_groups`), so that a join of independent
+    conditions (a goal over two pieces' positions: 10,000 bodies) costs a test per
+    piece position, not per body.
+    """
     if not bodies:
         return "False"
     if len(bodies) == 1:
         return conj_code(bodies[0], var, ref, num)
+    if len(bodies) >= FACTORED_OR_MIN and depth < MAX_FACTORED_DEPTH:
+        return _factored_or(bodies, var, ref, num, depth)
     common = frozenset.intersection(*bodies)
     if common:
         residual = [body - common for body in bodies]
@@ -167,6 +178,29 @@ def or_code(bodies: list[Conj], var: str, ref: Ref, num: Number = str) -> str:
         inner = " or ".join(conj_code(body, var, ref, num) for body in residual)
         return f"{conj_code(common, var, ref, num)} and ({inner})"
     return " or ".join(conj_code(body, var, ref, num) for body in bodies)
+
+
+FACTORED_OR_MIN = 16
+"""ORs of this many bodies or more are written factored (:func:`or_code`)."""
+
+MAX_FACTORED_DEPTH = 4
+"""Deepest nesting of factored ORs (each level nests two parentheses, and factored
+expressions may be inlined into one another: CPython limits nesting)."""
+
+
+def _factored_or(bodies: list[Conj], var: str, ref: Ref, num: Number, depth: int) -> str:
+    conds = [sorted(body) for body in bodies]
+    groups, rest = shared_groups(conds)
+    parts: list[str] = []
+    for lit, members in groups:
+        test = conj_code(frozenset({lit}), var, ref, num)
+        residual = [frozenset(conds[i]) - {lit} for i in members]
+        if any(not body for body in residual):
+            parts.append(test)
+        else:
+            parts.append(f"{test} and ({or_code(residual, var, ref, num, depth + 1)})")
+    parts += [conj_code(frozenset(conds[i]), var, ref, num) for i in rest]
+    return " or ".join(f"({part})" if " or " in part else part for part in parts)
 
 
 class GateWriter:
@@ -414,61 +448,76 @@ def _nested(
     deadline: float,
     num: Number,
 ) -> list[str]:
-    """:func:`items_code` on conditions given as sorted literals.
-
-    The counts of the literals are kept up to date as actions are taken into ``if``
-    blocks, not counted afresh for each block, and the next literal is found in a heap
-    whose entries are brought up to date only when they come to the top (a count only
-    falls and the first condition holding a literal only moves later, so an entry
-    that is up to date at the top is the literal wanted).
-    """
+    """:func:`items_code` on conditions given as sorted literals, grouped by
+    :func:`shared_groups`."""
     check_deadline(deadline, "generating code")
     lines: list[str] = []
-    alive = [True] * len(items)
     if depth < MAX_NESTING:
-        holders: dict[Lit, list[tuple[int, int]]] = {}
-        """Where each literal occurs: the index of the condition, its place in it."""
-        for index, (lits, _) in enumerate(items):
-            for place, lit in enumerate(lits):
-                holders.setdefault(lit, []).append((index, place))
-        counts = {lit: len(found) for lit, found in holders.items()}
-        first = dict.fromkeys(holders, 0)
-        heap = [(-len(found), found[0], lit) for lit, found in holders.items() if len(found) > 1]
-        heapq.heapify(heap)
-        while heap:
-            negative, where, lit = heap[0]
-            count = counts[lit]
-            if count < 2:
-                heapq.heappop(heap)
-                continue
-            found = holders[lit]
-            at = first[lit]
-            while not alive[found[at][0]]:
-                at += 1
-            first[lit] = at
-            if -negative != count or where != found[at]:
-                heapq.heapreplace(heap, (-count, found[at], lit))
-                continue
-            group: list[tuple[list[Lit], str]] = []
-            for index, _ in found[at:]:
-                if alive[index]:
-                    alive[index] = False
-                    lits, action = items[index]
-                    for other in lits:
-                        counts[other] -= 1
-                    group.append(([other for other in lits if other != lit], action))
-            heapq.heappop(heap)
-            lines.append(f"if {conj_code(frozenset({lit}), var, ref, num)}:")
-            lines.extend(_indent(_nested(group, var, ref, depth + 1, deadline, num)))
-    for index, (lits, action) in enumerate(items):
-        if not alive[index]:
-            continue
+        groups, rest = shared_groups([lits for lits, _ in items])
+    else:
+        groups, rest = [], list(range(len(items)))
+    for lit, members in groups:
+        group = [([other for other in items[i][0] if other != lit], items[i][1]) for i in members]
+        lines.append(f"if {conj_code(frozenset({lit}), var, ref, num)}:")
+        lines.extend(_indent(_nested(group, var, ref, depth + 1, deadline, num)))
+    for index in rest:
+        lits, action = items[index]
         if lits:
             lines.append(f"if {conj_code(frozenset(lits), var, ref, num)}:")
             lines.append(f"    {action}")
         else:
             lines.append(action)
     return lines
+
+
+def shared_groups(conds: list[list[Lit]]) -> tuple[list[tuple[Lit, list[int]]], list[int]]:
+    """The conditions (sorted literals) grouped greedily by a literal they share.
+
+    The literal that the most of the remaining conditions hold (the first met, reading
+    them in order, among equals) takes those conditions (their indices, in order),
+    until no literal is shared by two; the indices of the conditions left follow.
+
+    The counts of the literals are kept up to date as conditions are taken into groups,
+    not counted afresh for each group, and the next literal is found in a heap whose
+    entries are brought up to date only when they come to the top (a count only falls
+    and the first condition holding a literal only moves later, so an entry that is up
+    to date at the top is the literal wanted).
+    """
+    alive = [True] * len(conds)
+    groups: list[tuple[Lit, list[int]]] = []
+    holders: dict[Lit, list[tuple[int, int]]] = {}
+    """Where each literal occurs: the index of the condition, its place in it."""
+    for index, lits in enumerate(conds):
+        for place, lit in enumerate(lits):
+            holders.setdefault(lit, []).append((index, place))
+    counts = {lit: len(found) for lit, found in holders.items()}
+    first = dict.fromkeys(holders, 0)
+    heap = [(-len(found), found[0], lit) for lit, found in holders.items() if len(found) > 1]
+    heapq.heapify(heap)
+    while heap:
+        negative, where, lit = heap[0]
+        count = counts[lit]
+        if count < 2:
+            heapq.heappop(heap)
+            continue
+        found = holders[lit]
+        at = first[lit]
+        while not alive[found[at][0]]:
+            at += 1
+        first[lit] = at
+        if -negative != count or where != found[at]:
+            heapq.heapreplace(heap, (-count, found[at], lit))
+            continue
+        members: list[int] = []
+        for index, _ in found[at:]:
+            if alive[index]:
+                alive[index] = False
+                for other in conds[index]:
+                    counts[other] -= 1
+                members.append(index)
+        heapq.heappop(heap)
+        groups.append((lit, members))
+    return groups, [index for index in range(len(conds)) if alive[index]]
 
 
 def generate(plan: Plan) -> str:
