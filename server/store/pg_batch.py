@@ -10,11 +10,13 @@ It is the statement the service runs most (every step of every match), so it ski
 SQLAlchemy's execution: the statement is built with SQLAlchemy and compiled once by its
 PostgreSQL dialect (:data:`GROUP_COMMIT_SQL`), and runs on the psycopg connection that
 SQLAlchemy's pool lends.  That saves about 0.28 ms of CPU time per batch (1.13 to 1.17
-ms against 0.85 to 0.87 for ten rows and their notices).
+ms against 0.85 to 0.87 for ten rows and their notices); a connection the run finds
+broken is invalidated (``Store._write_batch``), so the pool never lends it again.
 
 Values of ``json`` columns go inside the document as their JSON text (written as the
-engine writes them, with :func:`~.json_text.dump_json`) and are cast back in SQL: PostgreSQL cannot take
-a ``\u0000`` out of a nested JSON value, and a player's reply may hold one.
+engine writes them, with :func:`~.json_text.dump_json`) and are cast back in SQL:
+PostgreSQL cannot take a ``\u0000`` out of a nested JSON value, and a player's reply may
+hold one.
 """
 
 from __future__ import annotations
