@@ -103,23 +103,21 @@ def _statement() -> Any:
     )
 
 
-GROUP_COMMIT = _statement()
-"""The statement, built once; its parameters come from :func:`group_commit_parameters`."""
-GROUP_COMMIT_SQL = str(GROUP_COMMIT.compile(dialect=psycopg_dialect()))
-""":data:`GROUP_COMMIT` as psycopg runs it: parameters ``%(steps)s``, ``%(headers)s`` and
-``%(notices)s``, the documents of :func:`group_commit_documents`."""
+GROUP_COMMIT_SQL = str(_statement().compile(dialect=psycopg_dialect()))
+"""The statement, built and compiled once, as psycopg runs it: parameters ``%(steps)s``,
+``%(headers)s`` and ``%(notices)s``, the documents of :func:`group_commit_documents`."""
 
 
-def group_commit_parameters(
+def group_commit_documents(
     headers: Sequence[Mapping[str, Any]],
     steps: Sequence[Mapping[str, Any]],
     notices: Sequence[Mapping[str, Any]],
-) -> dict[str, list[Any]]:
-    """The three documents of one batch: headers (``match``, ``h``; the last one of a
-    match wins, as if written in order), step rows (the columns of ``match_steps``)
-    and notices (``channel``, ``payload``)."""
+) -> dict[str, str]:
+    """The JSON text of the three documents of one batch: headers (``match``, ``h``; the
+    last one of a match wins, as if written in order), step rows (the columns of
+    ``match_steps``) and notices (``channel``, ``payload``)."""
     latest = {row["match"]: row["h"] for row in headers}
-    return {
+    documents: dict[str, list[Any]] = {
         "steps": [
             {
                 key: dump_json(row[key]) if key in _JSON_STEP_COLUMNS else row[key]
@@ -132,14 +130,4 @@ def group_commit_parameters(
         ],
         "notices": [{"channel": row["channel"], "payload": row["payload"]} for row in notices],
     }
-
-
-def group_commit_documents(
-    headers: Sequence[Mapping[str, Any]],
-    steps: Sequence[Mapping[str, Any]],
-    notices: Sequence[Mapping[str, Any]],
-) -> dict[str, str]:
-    """:func:`group_commit_parameters` as the JSON text of :data:`GROUP_COMMIT_SQL`'s
-    parameters."""
-    parameters = group_commit_parameters(headers, steps, notices)
-    return {name: dump_json(document) for name, document in parameters.items()}
+    return {name: dump_json(document) for name, document in documents.items()}

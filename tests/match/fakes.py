@@ -11,12 +11,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from server.gdl import Game
 from server.gdl.terms import to_ggp
+from server.match.transport import PlayerAddress
 from server.protocol import Abort, Play, Start, Stop, parse_message
 from server.protocol.http import response_bytes
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+"""What a raw loopback server does with each connection."""
+
+
+@contextlib.asynccontextmanager
+async def loopback_server(handler: Handler) -> AsyncIterator[PlayerAddress]:
+    """A raw TCP server on a free loopback port, each connection given to ``handler``
+    (which reads the request and writes anything); closed on the way out."""
+    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    try:
+        yield PlayerAddress("127.0.0.1", server.sockets[0].getsockname()[1])
+    finally:
+        server.close()
+
 
 FAULTS = (
     "sleep",  # answers only after `delay` seconds, past the deadline

@@ -4,8 +4,7 @@ connection per match instead of one per message; everything else stays GGP-Base'
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import pytest
@@ -14,8 +13,10 @@ from counting_player import player_counting_connections
 from server.games import load_game
 from server.match import MatchConfig, MatchRunner, Player
 from server.match.channel import HttpChannel
-from server.match.transport import PlayerAddress, Reply
+from server.match.transport import Reply
 from server.records import ErrorKind
+
+from .fakes import loopback_server
 
 Sender = Callable[[HttpChannel, str, float], Awaitable[Reply]]
 
@@ -75,15 +76,6 @@ class KeepAliveServer:
             writer.close()
 
 
-@contextlib.asynccontextmanager
-async def serving(server: KeepAliveServer) -> AsyncIterator[PlayerAddress]:
-    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
-    try:
-        yield PlayerAddress("127.0.0.1", listener.sockets[0].getsockname()[1])
-    finally:
-        listener.close()
-
-
 def reply(body: str, *, version: str = "HTTP/1.1", extra: str = "") -> bytes:
     data = body.encode()
     return f"{version} 200 OK\r\n{extra}Content-Length: {len(data)}\r\n\r\n".encode() + data
@@ -96,7 +88,7 @@ def echo(request: Request) -> bytes:
 
 async def test_a_kept_channel_sends_every_message_on_one_connection(send: Sender) -> None:
     server = KeepAliveServer(echo)
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         replies = [await send(channel, f"( INFO {n} )", 2) for n in range(5)]
         channel.close()
@@ -112,7 +104,7 @@ async def test_by_default_every_message_has_its_own_connection_and_no_connection
     send: Sender,
 ) -> None:
     server = KeepAliveServer(echo)
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob")
         replies = [await send(channel, "( INFO )", 2) for _ in range(3)]
     assert all(item.ok for item in replies)
@@ -125,7 +117,7 @@ async def test_a_player_that_closes_after_each_reply_still_gets_every_message(se
     server = KeepAliveServer(
         lambda request: reply("ready", version="HTTP/1.0"), close_after_reply=lambda r: True
     )
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         replies = [await send(channel, "( INFO )", 2) for _ in range(3)]
         assert channel.kept is not None and not channel.kept.is_open
@@ -139,7 +131,7 @@ async def test_an_http_1_0_reply_keeps_the_connection_only_when_it_says_keep_ali
     server = KeepAliveServer(
         lambda request: reply("ready", version="HTTP/1.0", extra="Connection: Keep-Alive\r\n")
     )
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         for _ in range(3):
             assert (await send(channel, "( INFO )", 2)).ok
@@ -149,7 +141,7 @@ async def test_an_http_1_0_reply_keeps_the_connection_only_when_it_says_keep_ali
 
 async def test_a_reply_that_says_close_is_not_reused(send: Sender) -> None:
     server = KeepAliveServer(lambda request: reply("ready", extra="Connection: close\r\n"))
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         for _ in range(2):
             assert (await send(channel, "( INFO )", 2)).ok
@@ -158,7 +150,7 @@ async def test_a_reply_that_says_close_is_not_reused(send: Sender) -> None:
 
 async def test_bytes_after_the_body_make_the_connection_unusable(send: Sender) -> None:
     server = KeepAliveServer(lambda request: reply("ready") + b"STRAY")
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         replies = [await send(channel, "( INFO )", 2) for _ in range(2)]
     assert [item.body for item in replies] == ["ready", "ready"]
@@ -169,7 +161,7 @@ async def test_a_late_reply_never_answers_the_next_message(send: Sender) -> None
     # the first message times out; its reply arrives later on the old connection, which
     # must not be read as the answer to the second message
     server = KeepAliveServer(echo, delay=lambda request: 0.6 if b"first" in request.body else 0)
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         late = await send(channel, "( first )", 0.3)
         await asyncio.sleep(0.5)
@@ -183,7 +175,7 @@ async def test_a_late_reply_never_answers_the_next_message(send: Sender) -> None
 async def test_a_connection_the_player_closed_while_idle_is_replaced_at_once(send: Sender) -> None:
     # the player answers, then drops the idle connection (as a keep-alive timeout does)
     server = KeepAliveServer(echo)
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         assert (await send(channel, "( one )", 2)).ok
         server.close_after_reply = lambda request: True
@@ -206,7 +198,7 @@ async def test_a_kept_connection_closed_as_the_request_goes_out_is_tried_once_af
             None if request.connection in closing and b"two" in request.body else echo(request)
         )
     )
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         assert (await send(channel, "( one )", 2)).ok
         second = await send(channel, "( two )", 2)
@@ -219,7 +211,7 @@ async def test_a_fresh_connection_closed_without_a_reply_is_an_error_not_a_retry
     send: Sender,
 ) -> None:
     server = KeepAliveServer(lambda request: None)
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         result = await send(channel, "( INFO )", 2)
     assert result.error is ErrorKind.CONNECTION_ERROR

@@ -5,8 +5,7 @@ their shape; the usual reply needs no task, and cancelling closes the connection
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pytest
@@ -14,6 +13,8 @@ import pytest
 from server.match.channel import HttpChannel
 from server.match.transport import PlayerAddress, Reply
 from server.records import ErrorKind
+
+from .fakes import loopback_server
 
 
 @dataclass
@@ -45,15 +46,6 @@ class PiecewiseServer:
             self.closed.set()
         finally:
             writer.close()
-
-
-@contextlib.asynccontextmanager
-async def serving(server: PiecewiseServer) -> AsyncIterator[PlayerAddress]:
-    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
-    try:
-        yield PlayerAddress("127.0.0.1", listener.sockets[0].getsockname()[1])
-    finally:
-        listener.close()
 
 
 def ok(body: bytes, extra: bytes = b"") -> bytes:
@@ -97,7 +89,7 @@ SHAPES: dict[str, tuple[list[bytes], bool]] = {
 async def answers(how: str, pieces: list[bytes], close: bool) -> tuple[list[Reply], int]:
     """Two messages on one kept channel, sent ``how``; the replies and the connections used."""
     server = PiecewiseServer(pieces, close=close)
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         replies = []
         for _ in range(2):
@@ -107,6 +99,14 @@ async def answers(how: str, pieces: list[bytes], close: bool) -> tuple[list[Repl
                 replies.append(await channel.start("( PLAY m NIL )", time_limit=2))
         channel.close()
     return replies, server.connections
+
+
+async def answered_then_silent(server: PiecewiseServer, address: PlayerAddress) -> HttpChannel:
+    """A kept channel whose first message was answered; the server answers nothing more."""
+    channel = HttpChannel(address, "Bob", keep_alive=True)
+    assert (await channel.start("( INFO )", time_limit=2)).ok
+    server.pieces = []
+    return channel
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -124,7 +124,7 @@ async def test_every_reply_shape_reads_the_same_both_ways(shape: str) -> None:
 
 async def test_the_usual_reply_on_a_kept_connection_needs_no_task() -> None:
     server = PiecewiseServer([ok(b"noop")])
-    async with serving(server) as address:
+    async with loopback_server(server.handle) as address:
         channel = HttpChannel(address, "Bob", keep_alive=True)
         first = channel.start("( INFO )", time_limit=2)
         assert isinstance(first, asyncio.Task)  # no connection yet: it is opened by a task
@@ -138,10 +138,8 @@ async def test_the_usual_reply_on_a_kept_connection_needs_no_task() -> None:
 
 async def test_a_silent_player_on_a_kept_connection_times_out_and_is_dropped() -> None:
     server = PiecewiseServer([ok(b"noop")])
-    async with serving(server) as address:
-        channel = HttpChannel(address, "Bob", keep_alive=True)
-        assert (await channel.start("( INFO )", time_limit=2)).ok
-        server.pieces = []  # from now on it reads and never answers
+    async with loopback_server(server.handle) as address:
+        channel = await answered_then_silent(server, address)
         late = await channel.start("( PLAY m NIL )", time_limit=0.2)
         assert late.error is ErrorKind.TIMEOUT and late.message == "no complete reply within 0.2 s"
         assert 150 <= late.elapsed_ms
@@ -151,10 +149,8 @@ async def test_a_silent_player_on_a_kept_connection_times_out_and_is_dropped() -
 
 async def test_cancelling_a_started_message_closes_its_connection() -> None:
     server = PiecewiseServer([ok(b"noop")])
-    async with serving(server) as address:
-        channel = HttpChannel(address, "Bob", keep_alive=True)
-        assert (await channel.start("( INFO )", time_limit=2)).ok
-        server.pieces = []
+    async with loopback_server(server.handle) as address:
+        channel = await answered_then_silent(server, address)
         pending = channel.start("( PLAY m NIL )", time_limit=5)
         await asyncio.sleep(0.05)
         pending.cancel()
@@ -168,13 +164,11 @@ async def test_cancelling_a_started_message_closes_its_connection() -> None:
 
 async def test_a_reply_arriving_between_a_cancel_and_its_callback_is_dropped_quietly() -> None:
     server = PiecewiseServer([ok(b"noop")])
-    async with serving(server) as address:
-        channel = HttpChannel(address, "Bob", keep_alive=True)
-        assert (await channel.start("( INFO )", time_limit=2)).ok
+    async with loopback_server(server.handle) as address:
+        channel = await answered_then_silent(server, address)
         assert channel.kept is not None
         reader = channel.kept._idle  # the connection the next message will use
         assert reader is not None
-        server.pieces = []
         pending = channel.start("( PLAY m NIL )", time_limit=5)
         pending.cancel()
         reader.data_received(ok(b"late"))  # before the future's callbacks have run

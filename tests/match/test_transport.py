@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
 from server.match.transport import PlayerAddress, _parse_head, build_request, send_message
 from server.records import ErrorKind
 
-from .fakes import unused_port
-
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
-
-
-@contextlib.asynccontextmanager
-async def raw_server(handler: Handler) -> AsyncIterator[PlayerAddress]:
-    """A raw TCP server on loopback; the handler reads the request and writes anything."""
-    server = await asyncio.start_server(handler, "127.0.0.1", 0)
-    try:
-        yield PlayerAddress("127.0.0.1", server.sockets[0].getsockname()[1])
-    finally:
-        server.close()
+from .fakes import Handler, loopback_server, unused_port
 
 
 def answering(data: bytes, *, keep_open: bool = False) -> Handler:
@@ -56,7 +42,7 @@ def test_addresses_are_read_from_urls_or_host_and_port() -> None:
 
 async def test_a_keep_alive_reply_is_read_by_its_length_without_waiting_for_the_close() -> None:
     reply = b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nCONTENT-LENGTH: 4\r\n\r\nnoopEXTRA"
-    async with raw_server(answering(reply, keep_open=True)) as address:
+    async with loopback_server(answering(reply, keep_open=True)) as address:
         result = await send_message(address, "( PLAY m NIL )", time_limit=2)
     assert result.ok and result.body == "noop"
     assert result.status_line == "HTTP/1.1 200 OK"
@@ -64,7 +50,7 @@ async def test_a_keep_alive_reply_is_read_by_its_length_without_waiting_for_the_
 
 async def test_bare_newlines_and_odd_header_lines_are_accepted() -> None:
     reply = b"HTTP/1.0 404 Not Found\nnonsense header line\nContent-length: 6\n\n ready"
-    async with raw_server(answering(reply)) as address:
+    async with loopback_server(answering(reply)) as address:
         result = await send_message(address, "( INFO )", time_limit=2)
     assert result.ok and result.body == "ready"
 
@@ -92,7 +78,7 @@ async def test_a_player_that_never_answers_times_out_at_the_deadline() -> None:
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await asyncio.sleep(5)
 
-    async with raw_server(silent) as address:
+    async with loopback_server(silent) as address:
         result = await send_message(address, "( INFO )", time_limit=0.3)
     assert result.error is ErrorKind.TIMEOUT and result.body is None
     assert result.elapsed_ms >= 300
@@ -100,14 +86,14 @@ async def test_a_player_that_never_answers_times_out_at_the_deadline() -> None:
 
 async def test_a_declared_length_over_the_limit_is_refused_at_once() -> None:
     reply = b"HTTP/1.0 200 OK\r\nContent-Length: 5000000\r\n\r\nnoop"
-    async with raw_server(answering(reply, keep_open=True)) as address:
+    async with loopback_server(answering(reply, keep_open=True)) as address:
         result = await send_message(address, "( INFO )", time_limit=2, max_bytes=1000)
     assert result.error is ErrorKind.TOO_LARGE
 
 
 async def test_an_endless_header_block_is_refused() -> None:
     reply = b"HTTP/1.0 200 OK\r\n" + b"X-Filler: " + b"a" * 200_000
-    async with raw_server(answering(reply, keep_open=True)) as address:
+    async with loopback_server(answering(reply, keep_open=True)) as address:
         result = await send_message(address, "( INFO )", time_limit=2)
     assert result.error is ErrorKind.TOO_LARGE
 
