@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from server.games import game_text
-from server.gdl import Game
+from server.gdl import Game, GdlError
 from server.match.rules import RulesBudget, RulesPool, RulesSession, RulesWorkerDied
 from server.match.rules import pool as pool_module
 
@@ -72,5 +72,29 @@ async def test_a_match_whose_worker_died_under_another_goes_on_in_a_new_one(
         assert not again.terminal and again.legal
         await first.close()
         await second.close()
+    finally:
+        await pool.close()
+
+
+async def test_a_match_that_ends_drops_its_states_without_waiting_for_its_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pool_module, "MAX_WORKERS_PER_GAME", 1)
+    rules = game_text("tictactoex9")
+    pool = RulesPool()
+    try:
+        ending = await RulesSession.open(rules, "auto", RulesBudget(), pool=pool)
+        other = await RulesSession.open(rules, "auto", RulesBudget(), pool=pool)
+        position = await ending.initial()
+        position = await ending.step(position, [moves[0] for moves in position.legal or []])
+        held = ending._lease.worker._held[position.handle]
+        worker = held.worker
+        async with worker.connection.lock:  # the worker busy with another match's request
+            await asyncio.wait_for(ending.close(), timeout=5)
+        # the worker dropped the state; requests sent after still get their own answers
+        with pytest.raises(GdlError, match="KeyError"):
+            await worker.call(("goals", held.handle), 1.0, "for the goals")
+        assert (await other.initial()).legal
+        await other.close()
     finally:
         await pool.close()

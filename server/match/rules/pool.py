@@ -127,8 +127,9 @@ class MatchWorker:
             return (handle, *answer[1:])
         return answer
 
-    async def forget(self) -> None:
-        """Drop the states this match holds in its workers."""
+    def forget(self) -> None:
+        """Drop the states this match holds in its workers (without waiting: the
+        workers do not answer, see :meth:`Worker.tell`)."""
         by_worker: dict[Worker, list[int]] = {}
         for held in [*self._held.values(), *self._left]:
             by_worker.setdefault(held.worker, []).append(held.handle)
@@ -136,8 +137,7 @@ class MatchWorker:
         self._left.clear()
         for worker, handles in by_worker.items():
             if worker.usable:
-                with contextlib.suppress(Exception):
-                    await worker.call(("forget", handles), self._key.budget.step_cpu, "to forget")
+                worker.tell(("forget", handles))
 
 
 async def _choose(loaded: _Loaded, key: GameKey, preferred: Worker | None) -> Worker:
@@ -218,7 +218,7 @@ class RulesPool:
         """End a match's lease: the states it holds are dropped."""
         task = self._games.get(lease.key)
         loaded = task.result() if task is not None and task.done() else None
-        await lease.worker.forget()
+        lease.worker.forget()
         if loaded is not None:
             await self._done(lease.key, loaded)
 

@@ -138,6 +138,15 @@ class _Connection:
         self.broken = True
         raise RulesLimitError(value)
 
+    def tell(self, request: tuple[Any, ...]) -> None:
+        """Send ``request``, one the worker does not answer, without waiting.
+
+        No lock: a frame is written whole, so it falls between the requests in flight,
+        and the worker reads requests in order.
+        """
+        if not self.broken:
+            self.transport.write(encode(request))
+
     def _send_with_socket(self, frame: bytes, passing: socket.socket) -> None:
         """Write ``frame`` with ``passing`` attached, past the transport (whose buffer
         is empty: requests go one at a time)."""
@@ -318,6 +327,10 @@ class Worker:
         except RulesLimitError:
             self.close()
             raise
+
+    def tell(self, request: tuple[Any, ...]) -> None:
+        """Send a request the worker does not answer (see ``UNANSWERED`` in the worker)."""
+        self.connection.tell(request)
 
     def kill(self) -> None:
         """Stop the worker at once (its states are lost)."""

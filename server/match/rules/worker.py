@@ -102,6 +102,10 @@ _REQUESTS = frozenset(
     }
 )
 
+UNANSWERED = frozenset({"forget"})
+"""Requests the worker carries out without answering: the server sends them without
+waiting (a match dropping its states at its end costs no round trip)."""
+
 _LOADING = {
     "load": "to load the game",
     "step_limit": "to load the game",
@@ -415,7 +419,8 @@ def serve(memory_mb: int) -> int:
         for fd in fds:
             os.close(fd)
         answer, stop = host.handle(request)
-        channel.write(answer)
+        if request[0] not in UNANSWERED:
+            channel.write(answer)
         if stop:
             return 0
 
