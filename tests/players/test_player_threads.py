@@ -1,0 +1,54 @@
+"""The threads a player's work runs in: reused when idle, never waited for."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from players import threads
+
+
+def _current() -> threading.Thread:
+    return threading.current_thread()
+
+
+async def test_work_in_a_row_reuses_the_thread_that_finished() -> None:
+    first = await threads.in_thread(_current)
+    second = await threads.in_thread(_current)
+    assert first is second
+    assert first is not threading.main_thread() and first.daemon
+
+
+async def test_work_never_waits_behind_a_thread_that_is_stuck() -> None:
+    release = threading.Event()
+    stuck = threads.in_thread(release.wait)
+    try:
+        assert await asyncio.wait_for(threads.in_thread(sum, [1, 2, 3]), timeout=10) == 6
+        assert not stuck.done()
+    finally:
+        release.set()
+    assert await stuck is True
+
+
+async def test_errors_reach_the_caller_and_finished_runs_even_after_a_cancel() -> None:
+    with pytest.raises(ZeroDivisionError):
+        await threads.in_thread(divmod, 1, 0)
+    finished = asyncio.Event()
+    release = threading.Event()
+    future = threads.in_thread(release.wait, finished=finished.set)
+    future.cancel()
+    release.set()
+    await asyncio.wait_for(finished.wait(), timeout=10)
+
+
+async def test_idle_threads_end_after_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "_pool", threads._Pool(idle_seconds=0.05))
+    done = await threads.in_thread(_current)
+    for _ in range(200):
+        if not done.is_alive():
+            break
+        await asyncio.sleep(0.05)
+    assert not done.is_alive()
+    assert threads.idle_threads() == 0
