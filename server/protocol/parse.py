@@ -55,8 +55,64 @@ def _moves(node: Node) -> list[RawTerm] | None:
         raise ProtocolError(f"invalid joint move: {error}") from None
 
 
+_START_HEAD = re.compile(r"\s*\(\s*start\s+[^\s();]+\s+[^\s();]+\s*(?=\()", re.IGNORECASE)
+"""``( START id role`` up to the rules' opening parenthesis."""
+_START_TAIL = re.compile(r"\)\s*\+?\d+\s+\+?\d+\s*\)\s*\Z")
+"""The rules' closing parenthesis, the two clocks and the end of the message."""
+_TAIL_REACH = 256
+"""How far from the end of a START the clocks are looked for."""
+_KNOWN_RULES: dict[str, list[Rule]] = {}
+"""The rules of recent STARTs, by their text where it stands in the message (blanks
+before it): a player gets the same game again and again."""
+_KNOWN_RULES_KEPT = 8
+
+
+def _start_with_known_rules(text: str) -> Message | None:
+    """A START whose rules were read before, read without reading them again.
+
+    The message is cut at the rules' parentheses; the rest (id, role, clocks) is read as
+    usual with empty rules, and the rules come from :data:`_KNOWN_RULES`, or are read
+    alone and kept.  ``None`` when the message is not cut that way (then it is read
+    whole, with the usual errors).
+    """
+    head = _START_HEAD.match(text)
+    tail = _START_TAIL.search(text, max(0, len(text) - _TAIL_REACH))
+    if head is None or tail is None or tail.start() < head.end():
+        return None
+    cut, end = head.end(), tail.start() + 1
+    try:
+        message = _parse_whole(text[:cut] + "()" + text[end:])
+    except ProtocolError:
+        return None
+    if not isinstance(message, Start):
+        return None
+    # the rules read alone where they stand, so that they carry the message's lines and
+    # columns (as read with the whole message)
+    line_start = text.rfind("\n", 0, cut) + 1
+    placed = "\n" * text.count("\n", 0, cut) + " " * (cut - line_start) + text[cut:end]
+    rules = _KNOWN_RULES.pop(placed, None)
+    if rules is None:
+        try:
+            rules = _rules(read_sexpression(placed, "list of rules"))
+        except ProtocolError:
+            return None
+        while len(_KNOWN_RULES) >= _KNOWN_RULES_KEPT:
+            del _KNOWN_RULES[next(iter(_KNOWN_RULES))]  # the least recently used
+    _KNOWN_RULES[placed] = rules
+    return message.model_copy(update={"rules": list(rules)})
+
+
 def parse_message(text: str) -> Message:
     """Read one message: START, PLAY, STOP, ABORT, INFO or PREVIEW."""
+    if len(text) > _TAIL_REACH:  # a START with rules (other messages are short)
+        start = _start_with_known_rules(text)
+        if start is not None:
+            return start
+    return _parse_whole(text)
+
+
+def _parse_whole(text: str) -> Message:
+    """:func:`parse_message`, reading every part of the message."""
     node = read_sexpression(text)
     if not isinstance(node.value, tuple) or not node.value:
         raise ProtocolError("a message must be a non-empty list such as ( INFO )")

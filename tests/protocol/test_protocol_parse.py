@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from server.gdl.parser import parse_gdl
+from server.games import game_text
+from server.gdl.parser import Node, Rule, parse_gdl
 from server.protocol import (
     Abort,
     Info,
@@ -16,6 +19,7 @@ from server.protocol import (
     parse_message,
     render_rules,
 )
+from server.protocol import parse as parse_module
 
 RULES = "((role xplayer) (role oplayer) (<= terminal (true done)) (<= (legal ?r noop) (role ?r)))"
 
@@ -126,3 +130,59 @@ def test_a_semicolon_is_part_of_an_atom_in_a_message() -> None:
     # Messages carry no comments: ";" must not swallow the rest of the line.
     message = parse_message("(PLAY m;1 NIL)")
     assert message.match_id == "m;1"
+
+
+GAME_RULES = render_rules(parse_gdl(game_text("tictactoex9")))
+GAME_RULES_ON_LINES = GAME_RULES.replace(") (", ")\n (")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"( START m.1 xplayer {GAME_RULES} 10 5 )",
+        f"(start m.2 OPLAYER\n\t{GAME_RULES_ON_LINES}\r\n 10\n5)",
+        f"( START m.3 xplayer {GAME_RULES} 10 5 extra )",
+        f"( START m.4 (xplayer) {GAME_RULES} 10 5 )",
+        f"( START m.5 xplayer {GAME_RULES[:-1]} 10 5 )",
+        f"( START m.6 xplayer {GAME_RULES}) 10 5 )",
+        f"( START m.7 xplayer {GAME_RULES} 10 -5 )",
+        f"( START m.8 xplayer {GAME_RULES.replace('(role oplayer)', '(role)')} 10 5 )",
+    ],
+)
+def test_a_start_reads_the_same_the_second_time_its_rules_come(text: str) -> None:
+    """Rules seen before are not read again, and nothing else changes: the message read
+    whole, the same places (lines and columns) in its rules, the same errors."""
+
+    def outcome(parse: Callable[[str], object]) -> object:
+        try:
+            message = parse(text)
+        except ProtocolError as error:
+            return str(error)
+        assert isinstance(message, Start)
+        return message, [(rule.line, rule.column, rule.places) for rule in message.rules]
+
+    whole = outcome(parse_module._parse_whole)
+    assert outcome(parse_message) == whole
+    assert outcome(parse_message) == whole
+
+
+def test_rules_that_came_before_are_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[int] = []
+    whole = parse_module._rules
+
+    def counted(node: Node) -> list[Rule]:
+        rules = whole(node)
+        if rules:
+            read.append(len(rules))
+        return rules
+
+    monkeypatch.setattr(parse_module, "_rules", counted)
+    monkeypatch.setattr(parse_module, "_KNOWN_RULES", {})
+    expected = parse_gdl(game_text("tictactoex9"))
+    for match in range(3):
+        message = parse_message(f"( START m.{match} xplayer {GAME_RULES} 10 5 )")
+        assert isinstance(message, Start) and message.match_id == f"m.{match}"
+        assert [(rule.head, rule.body) for rule in message.rules] == [
+            (rule.head, rule.body) for rule in expected
+        ]
+    assert read == [len(expected)]
