@@ -275,8 +275,10 @@ def main() -> int:
         print("\n".join(COLUMNS))
         return 0
     if args.serve_player is not None:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve_random_player(args.serve_player, args.port_range))
+        from players.event_loop import run_event_loop
+
+        with contextlib.suppress(KeyboardInterrupt):  # the bundled players' loop, as `ggp player`
+            run_event_loop(serve_random_player(args.serve_player, args.port_range))
         return 0
     run(benchmark(args), args.loop)
     return 0

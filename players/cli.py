@@ -7,7 +7,6 @@ at the top, so the ``ggp`` command stays quick to start.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from typing import NoReturn
@@ -101,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.prog}: {error.args[0]}", file=sys.stderr)
         return 2
     from .agent import PlayerAgent
+    from .event_loop import run_event_loop
     from .serve import serve
 
     try:
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.prog}: {error}", file=sys.stderr)
         return 2
     try:
-        asyncio.run(serve(agent, args.host, args.port))
+        run_event_loop(serve(agent, args.host, args.port))
     except OSError as error:
         reason = error.strerror or str(error)
         print(f"{args.prog}: cannot listen on {args.host}:{args.port}: {reason}", file=sys.stderr)

@@ -124,16 +124,9 @@ def _run_loop(main: Coroutine[Any, Any, int]) -> int:
 
     ``GGP_EVENT_LOOP=asyncio`` keeps asyncio's own loop even when uvloop is installed.
     """
-    import asyncio
+    from players.event_loop import run_event_loop
 
-    if os.environ.get("GGP_EVENT_LOOP", "").lower() != "asyncio":
-        try:
-            import uvloop
-        except ImportError:
-            pass
-        else:
-            return uvloop.run(main)
-    return asyncio.run(main)
+    return run_event_loop(main)
 
 
 async def _serve(settings: object) -> int:
