@@ -320,10 +320,11 @@ class PlayerAgent:
             with self._using(match):
                 match.deadline = received + match.play_clock - self.reply_margin
                 if message.moves is not None:
-                    await self._advance(match, message.moves)
-                legal = await self._in_thread(
-                    match, match.game.legal_moves, match.state, match.role
-                )
+                    legal = await self._advance(match, message.moves, legal=True)
+                else:
+                    legal = await self._in_thread(
+                        match, match.game.legal_moves, match.state, match.role
+                    )
                 if not legal:
                     raise RequestRejected(
                         f"role {match.role} has no legal move in the current state"
@@ -401,10 +402,15 @@ class PlayerAgent:
         if loan.ended and loan.busy == 0 and self._loans.pop(id(loan.match), None) is not None:
             self.games.give_back(loan.key, loan.match.game)
 
-    async def _advance(self, match: PlayerMatch, moves: list[Any]) -> None:
-        """Apply a joint move from the server to the match's state."""
+    async def _advance(
+        self, match: PlayerMatch, moves: list[Any], *, legal: bool = False
+    ) -> list[Term]:
+        """Apply a joint move from the server to the match's state; with ``legal``, the
+        player's legal moves there (found in the same thread's work), else ``[]``."""
         try:
-            state = await self._in_thread(match, match.game.next_state, match.state, moves)
+            state, found, failure = await self._in_thread(
+                match, _step, match.game, match.state, moves, match.role if legal else None
+            )
         except GdlError as error:
             raise RequestRejected(
                 f"cannot apply the joint move {render_moves(moves)} in match "
@@ -413,6 +419,9 @@ class PlayerAgent:
         match.state = state
         match.history.append(wrap_all(moves))
         match.step += 1
+        if failure is not None:
+            raise failure
+        return found
 
     async def _choose(self, match: PlayerMatch, legal: list[Term]) -> Term:
         """The player's move, or a random legal move if it fails or runs out of time."""
@@ -461,6 +470,20 @@ class PlayerAgent:
 
 AGENT_KEY = web.AppKey("agent", PlayerAgent)
 """Where an agent's application keeps the agent."""
+
+
+def _step(
+    game: Game, state: State, moves: list[Any], role: str | None
+) -> tuple[State, list[Term], BaseException | None]:
+    """The state after ``moves`` (a :class:`GdlError` when they do not apply) and the
+    legal moves of ``role`` there (none asked for: ``[]``), or why they could not be found."""
+    following = game.next_state(state, moves)
+    if role is None:
+        return following, [], None
+    try:
+        return following, game.legal_moves(following, role), None
+    except Exception as error:  # not the joint move's fault: raised as it is
+        return following, [], error
 
 
 def _then(call: Callable[[PlayerMatch], None], match: PlayerMatch, _: object) -> None:
