@@ -102,13 +102,36 @@ def _start_with_known_rules(text: str) -> Message | None:
     return message.model_copy(update={"rules": list(rules)})
 
 
+_PLAY_OR_STOP = re.compile(r"\s*\(\s*(play|stop)\s+([^\s()]+)\s+(\S.*?)\s*\)\s*", re.I | re.S)
+"""``( PLAY id moves )`` or ``( STOP id moves )``: the keyword, the id, the moves' text."""
+_KNOWN_MOVES: dict[str, list[RawTerm] | None] = {}
+"""The joint moves of PLAY and STOP messages read before, by their text: the same joint
+moves come again and again, as the same messages differ only in their match ids."""
+_KNOWN_MOVES_KEPT = 4096
+
+
 def parse_message(text: str) -> Message:
     """Read one message: START, PLAY, STOP, ABORT, INFO or PREVIEW."""
     if len(text) > _TAIL_REACH:  # a START with rules (other messages are short)
         start = _start_with_known_rules(text)
         if start is not None:
             return start
-    return _parse_whole(text)
+    play_or_stop = _PLAY_OR_STOP.fullmatch(text)
+    if play_or_stop is not None:
+        keyword, match_id, moves_text = play_or_stop.groups()
+        if moves_text in _KNOWN_MOVES:
+            moves = _KNOWN_MOVES[moves_text]
+            kind = Play if keyword.lower() == "play" else Stop
+            return kind.model_construct(
+                match_id=match_id, moves=None if moves is None else list(moves)
+            )
+    message = _parse_whole(text)
+    if play_or_stop is not None and isinstance(message, Play | Stop):
+        # read whole with three parts: the text after the id is the moves' and nothing else
+        if len(_KNOWN_MOVES) >= _KNOWN_MOVES_KEPT:
+            _KNOWN_MOVES.clear()
+        _KNOWN_MOVES[moves_text] = None if message.moves is None else list(message.moves)
+    return message
 
 
 def _parse_whole(text: str) -> Message:

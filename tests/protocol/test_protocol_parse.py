@@ -186,3 +186,51 @@ def test_rules_that_came_before_are_not_read_again(monkeypatch: pytest.MonkeyPat
             (rule.head, rule.body) for rule in expected
         ]
     assert read == [len(expected)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "( PLAY local.t.1 ( ( play 1 1 2 2 ) noop ) )",
+        "(play m.2 NIL)",
+        "( STOP m.3 ( ( play 1 1 2 2 ) noop ) )",
+        "(Play\n m.4\t( (PLAY 1 1 2 2) NOOP ))",
+        "( PLAY m.6 ( a ) ( b ) )",
+        "( PLAY m.7 ( a ) ) )",
+        "( PLAY m.8 ( (a ) )",
+        "( PLAY m.10 ( (?x) noop ) )",
+        "(PLAY m.11 (x y))extra",
+        "( STOP m.12 ( ( mark 1 1 ) ( noop ) ) )",
+        "( PLAY m;13 ( a b ) )",
+    ],
+)
+def test_a_play_or_stop_reads_the_same_when_its_moves_came_before(text: str) -> None:
+    def outcome(parse: Callable[[str], object]) -> object:
+        try:
+            return parse(text)
+        except ProtocolError as error:
+            return str(error)
+
+    whole = outcome(parse_module._parse_whole)
+    assert outcome(parse_message) == whole
+    assert outcome(parse_message) == whole
+
+
+def test_joint_moves_that_came_before_are_not_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wholly: list[str] = []
+    whole = parse_module._parse_whole
+
+    def counted(text: str) -> object:
+        wholly.append(text)
+        return whole(text)
+
+    monkeypatch.setattr(parse_module, "_parse_whole", counted)
+    monkeypatch.setattr(parse_module, "_KNOWN_MOVES", {})
+    for match in range(3):
+        message = parse_message(f"( PLAY m.{match} ( ( mark 1 1 ) noop ) )")
+        assert message == Play(match_id=f"m.{match}", moves=[("mark", "1", "1"), "noop"])
+        stop = parse_message(f"( STOP m.{match} NIL )")
+        assert stop == Stop(match_id=f"m.{match}", moves=None)
+    assert wholly == ["( PLAY m.0 ( ( mark 1 1 ) noop ) )", "( STOP m.0 NIL )"]
