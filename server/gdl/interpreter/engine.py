@@ -86,6 +86,20 @@ TRIAL_CUT_REPEAT_S = 0.02
 """Once the cut is due, the alarm rings again every this many seconds of CPU time until
 the call stops: an exception raised where Python ignores it (a garbage collector
 callback, a ``__del__``) must not let the call run on for minutes."""
+REVISION_TRANSITIONS = 256
+"""Transitions a trial started by the watch (see :class:`_BudgetWatch`) times at most; it
+decides on the sums of CPU time, not on votes, so that a rare expensive call counts (a
+goal evaluated at the end of each playout)."""
+WATCH_STRIDE = 16
+"""Transitions between two readings of the clock while the budget kept is watched."""
+WATCH_WINDOW = 128
+"""Transitions over which the watch averages the CPU time per transition."""
+WATCH_FACTOR = 4
+WATCH_SLACK_NS = 1_000_000
+"""The budgets are tried again once a window's CPU time per transition passes
+WATCH_FACTOR times what the trials measured for the budget kept and this much more."""
+REVISIONS = 2
+"""Times the budgets are tried again at most, per interpreter."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
 SHARE_TRIAL = 64
 """States after which a state relation stops being shared between states when fewer
@@ -582,12 +596,17 @@ class _BudgetTrial:
     (counted from TRIAL_SETTLED on: a vote, so that a garbage collection during one of
     them does not decide), as soon as it leads by TRIAL_LEAD votes or the votes still to
     come cannot turn the choice. The copy is then dropped.
+
+    A revision (a trial started by the watch, see :class:`_BudgetWatch`) ends early only
+    when one budget is clearly slower in sum; else it times REVISION_TRANSITIONS and keeps
+    the one faster in sum.
     """
 
     __slots__ = (
         "own",
         "other",
         "clock",
+        "revision",
         "calls",
         "transitions",
         "spent",
@@ -597,10 +616,13 @@ class _BudgetTrial:
         "raw",
     )
 
-    def __init__(self, own: Interpreter, budget: int, clock: Callable[[], int]) -> None:
+    def __init__(
+        self, own: Interpreter, budget: int, clock: Callable[[], int], revision: bool = False
+    ) -> None:
         self.own = own
         self.other = own._with_state_budget(budget)
         self.clock = clock
+        self.revision = revision
         self.calls = 0
         self.transitions = 0
         self.spent = [0, 0]  # CPU ns of own and other over the calls that compiled nothing
@@ -642,8 +664,32 @@ class _BudgetTrial:
                 self.votes += 1
                 self.other_votes += other_step < own_step
             self.step = [0, 0]
+            if self.transitions == TRIAL_SETTLED and self._probe_goals(found):
+                return found
         self._maybe_decide()
         return found
+
+    def _probe_goals(self, state: State) -> bool:
+        """Time every role's goals in ``state`` with both budgets, added to the sums: a
+        playout asks them only at its end, past the trial's first transitions, and with
+        one budget they may cost more than the rest of the playout (merrills' goals count
+        the pieces: 0.1 ms materialised, 0.9 s on demand, in any state). Compiling is
+        counted too (the first goals compile their rules). Whether the other budget's was
+        cut (the trial is then over)."""
+        clock = self.clock
+        for role in self.own.roles:
+            start = clock()
+            self.own._goal_values(state, role)
+            own_took = clock() - start
+            timed_out, other_took = self._other_call("_goal_values", (state, role), own_took)
+            self.raw[0] += own_took
+            self.raw[1] += other_took
+            if timed_out:
+                self.own._end_trial(other_won=False)
+                return True
+            self.spent[0] += own_took
+            self.spent[1] += other_took
+        return False
 
     def _other_call(self, method: str, args: tuple, own_now: int) -> tuple[bool, int]:
         """Run the call with the other budget: whether it ran past the time that would end
@@ -695,6 +741,9 @@ class _BudgetTrial:
             self.own._end_trial(other_won=False)
         elif own > TRIAL_CLEAR_FACTOR * other + TRIAL_CLEAR_NS:
             self.own._end_trial(other_won=True)
+        elif self.revision:
+            if self.transitions >= REVISION_TRANSITIONS:
+                self.own._end_trial(other_won=other < own)
         else:
             # votes still to come: the choice is made once they cannot turn it
             left = max(TRIAL_TRANSITIONS - self.transitions, 0)
@@ -703,6 +752,44 @@ class _BudgetTrial:
                 self.own._end_trial(other_won=True)
             elif lead <= -left or lead <= -TRIAL_LEAD:
                 self.own._end_trial(other_won=False)
+
+    def cost(self, which: int) -> int:
+        """CPU ns per transition of the own budget (0) or the other (1), as timed so far."""
+        return self.spent[which] // max(self.transitions, 1)
+
+
+class _BudgetWatch:
+    """The CPU time per transition once the trials have kept a budget, read from the
+    trials' clock every WATCH_STRIDE transitions (the hot path only counts down) and
+    averaged over WATCH_WINDOW; a window past ``limit`` ns a transition asks for the
+    budgets to be tried again. What the caller does between transitions counts too: a
+    revision that keeps the budget raises the limit past that window."""
+
+    __slots__ = ("clock", "limit", "countdown", "since", "spent", "transitions")
+
+    def __init__(self, clock: Callable[[], int], expected_ns: int) -> None:
+        self.clock = clock
+        self.limit = WATCH_FACTOR * expected_ns + WATCH_SLACK_NS
+        self.countdown = WATCH_STRIDE
+        self.since = clock()
+        self.spent = 0
+        self.transitions = 0
+
+    def tick(self) -> int | None:
+        """Read the clock: the CPU ns per transition of a window past the limit, if any."""
+        now = self.clock()
+        took, self.since = now - self.since, now
+        self.countdown = WATCH_STRIDE
+        if took < 0:  # read from another thread: start the window again
+            self.spent = self.transitions = 0
+            return None
+        self.spent += took
+        self.transitions += WATCH_STRIDE
+        if self.transitions < WATCH_WINDOW and self.spent <= self.limit * WATCH_WINDOW:
+            return None  # (past that, the whole window is past the limit whatever comes)
+        per = self.spent // self.transitions
+        self.spent = self.transitions = 0
+        return per if per > self.limit else None
 
 
 class Interpreter:
@@ -734,6 +821,15 @@ class Interpreter:
         self._budgets_to_try: list[int] = []
         """The budgets still to time against the one kept, once the trials have begun."""
         self._tried: set[int] = set()
+        self._watch: _BudgetWatch | None = None
+        """After the trials: the watch over the budget kept (see :class:`_BudgetWatch`)."""
+        self._revisions_left = REVISIONS
+        self._revising = False
+        self._kept_cost = 0
+        """CPU ns per transition of the budget kept, as the trial that kept it timed it."""
+        self._watch_floor = 0
+        """CPU ns per transition of the window that started the revisions under way, while
+        they keep the same budget: the watch after them expects at least that much."""
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
@@ -1011,10 +1107,33 @@ class Interpreter:
         while self._budgets_to_try:
             budget = self._budgets_to_try.pop(0)
             if budget != self._state_budget:
-                self._trial = _BudgetTrial(self, budget, self.trial_clock)
+                self._trial = _BudgetTrial(self, budget, self.trial_clock, self._revising)
                 return
         self._trial = None
         self.budget_choice = BUDGET_NAMES[self._state_budget]
+        self._revising = False
+        self._watch = None
+        if self._revisions_left > 0:
+            expected = max(self._kept_cost, self._watch_floor)
+            self._watch = _BudgetWatch(self.trial_clock, expected)
+
+    def _watch_tick(self, watch: _BudgetWatch) -> None:
+        """Read the watch's clock; try the budgets again when the kept one grew slow."""
+        per = watch.tick()
+        if per is not None and _can_time_out():
+            self._revise(per)
+
+    def _revise(self, per_transition: int) -> None:
+        """Time the budget kept against each other one again, over REVISION_TRANSITIONS
+        (the states the game is at now, its terminal states included)."""
+        self._watch = None
+        self._revisions_left -= 1
+        self._revising = True
+        self._watch_floor = per_transition
+        self.budget_choice = None
+        every = (STATE_MATERIALISE_BUDGET, *OTHER_STATE_BUDGETS)
+        self._budgets_to_try = [budget for budget in every if budget != self._state_budget]
+        self._next_trial()
 
     def _with_state_budget(self, budget: int) -> Interpreter:
         """A copy that shares the static relations and materialises state relations up
@@ -1024,6 +1143,9 @@ class Interpreter:
         other._may_try_budgets = False
         other._budgets_to_try = []
         other._trial = None
+        other._watch = None
+        other._revisions_left = 0
+        other._revising = False
         other._budget = None
         other._compilations = 0
         other._demand = self._demand_with(budget)
@@ -1064,9 +1186,11 @@ class Interpreter:
         self._trial = None
         if trial is not None:  # free its states now, not at a later collection
             trial.other._drop_contexts()
+            self._kept_cost = trial.cost(1 if other_won else 0)
         if other_won and trial is not None:
             self._drop_contexts()  # before the relations computed on demand change
             self._state_budget = trial.other._state_budget
+            self._watch_floor = 0
             self._demand.clear()
             self._demand.update(self._demand_with(self._state_budget))
             self._compiled = self._static_rules()
@@ -1348,6 +1472,11 @@ class Interpreter:
     def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if self._trial is not None:
             return self._trial.call("_next_state", state, moves)  # type: ignore[return-value]
+        watch = self._watch
+        if watch is not None:
+            watch.countdown -= 1
+            if not watch.countdown:
+                self._watch_tick(watch)
         return self._next_state(state, moves)
 
     def is_terminal(self, state: State) -> bool:
