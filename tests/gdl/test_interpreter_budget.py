@@ -500,3 +500,25 @@ def test_a_revision_that_keeps_the_budget_raises_the_watch_past_that_window() ->
     walk(engine, clock, 4 * interpreter_engine.REVISION_TRANSITIONS)
     assert engine.budget_choice == "none" and engine._trial is None
     assert engine._revisions_left == interpreter_engine.REVISIONS - 1
+
+
+def test_the_budget_that_wins_goes_on_with_the_states_its_trial_computed() -> None:
+    """Its compiled rules, cached states and tables are taken over, warm (ad_game_2x2's
+    first states cost 10 to 100 times the later ones), with the same answers; the tables
+    computed on demand answer for the interpreter itself."""
+    clock = WayClock(small_ns=3_000_000, full_ns=2_000_000, none_ns=1_000_000)
+    engine = interpreter(PAINT, clock)
+    while engine._trial is None or engine._state_budget != MATERIALISE_BUDGET:
+        walk(engine, clock, 1)  # until the full budget has won and is timed against none
+    copy = engine._trial.other  # no budget, which wins this last trial
+    walk(engine, clock, 30)
+    assert engine.budget_choice == "none" and engine._trial is None
+    assert engine._contexts is copy._contexts and engine._compiled is copy._compiled
+    tables = [
+        value
+        for context in engine._contexts.values()
+        for value in context.db.values()
+        if isinstance(value, interpreter_engine.DemandTable)
+    ]
+    assert tables and all(table.engine is engine for table in tables)
+    walk(engine, clock, 30)

@@ -674,14 +674,19 @@ class _BudgetTrial:
         playout asks them only at its end, past the trial's first transitions, and with
         one budget they may cost more than the rest of the playout (merrills' goals count
         the pieces: 0.1 ms materialised, 0.9 s on demand, in any state). Compiling is
-        counted too (the first goals compile their rules). Whether the other budget's was
-        cut (the trial is then over)."""
+        counted too (the first goals compile their rules), and the other budget's call is
+        cut once the sums would end the trial anyway. Whether it was (the trial is then
+        over)."""
         clock = self.clock
         for role in self.own.roles:
             start = clock()
             self.own._goal_values(state, role)
             own_took = clock() - start
-            timed_out, other_took = self._other_call("_goal_values", (state, role), own_took)
+            own, other = self.spent
+            allowed = TRIAL_CLEAR_FACTOR * (own + own_took) + TRIAL_CLEAR_NS - other
+            timed_out, other_took = self._other_call(
+                "_goal_values", (state, role), own_took, max(allowed, 1)
+            )
             self.raw[0] += own_took
             self.raw[1] += other_took
             if timed_out:
@@ -691,14 +696,18 @@ class _BudgetTrial:
             self.spent[1] += other_took
         return False
 
-    def _other_call(self, method: str, args: tuple, own_now: int) -> tuple[bool, int]:
+    def _other_call(
+        self, method: str, args: tuple, own_now: int, allowed: int | None = None
+    ) -> tuple[bool, int]:
         """Run the call with the other budget: whether it ran past the time that would end
         the trial anyway (a single call may otherwise take minutes: laikLee_hex with the
         full budget), cut by a CPU-time alarm (the copy is then dropped; shared static
         tables and indexes are only stored once complete), and the CPU time of the call
-        alone (setting the alarm takes as long as a call answered from a cached state)."""
-        own_time, other_time = self.raw
-        allowed = TRIAL_CLEAR_FACTOR * (own_time + own_now) + TRIAL_CUT_NS - other_time
+        alone (setting the alarm takes as long as a call answered from a cached state).
+        ``allowed``: the CPU ns after which to cut, when not the trial's own bound."""
+        if allowed is None:
+            own_time, other_time = self.raw
+            allowed = TRIAL_CLEAR_FACTOR * (own_time + own_now) + TRIAL_CUT_NS - other_time
         if allowed <= 0 or not _can_time_out():
             return True, 0
         armed = [True]
@@ -790,6 +799,28 @@ class _BudgetWatch:
         per = self.spent // self.transitions
         self.spent = self.transitions = 0
         return per if per > self.limit else None
+
+
+_BUDGET_STATE = (
+    "_state_budget",
+    "_compilations",
+    "_demand",
+    "_compiled",
+    "_demand_compiled",
+    "_contexts",
+    "_last_state",
+    "_last_context",
+    "_next_facts",
+    "_previous",
+    "_followed",
+    "_legal_groups",
+    "_state_sharing",
+    "_rule_sharing",
+    "_tried",
+    "_fixed_facts",
+)
+"""What a copy with another budget has of its own (see :meth:`Interpreter._with_state_budget`),
+taken from it when it wins its trial."""
 
 
 class Interpreter:
@@ -1184,19 +1215,33 @@ class Interpreter:
         start the next trial, if any."""
         trial = self._trial
         self._trial = None
-        if trial is not None:  # free its states now, not at a later collection
-            trial.other._drop_contexts()
+        if trial is not None:
             self._kept_cost = trial.cost(1 if other_won else 0)
-        if other_won and trial is not None:
-            self._drop_contexts()  # before the relations computed on demand change
-            self._state_budget = trial.other._state_budget
-            self._watch_floor = 0
-            self._demand.clear()
-            self._demand.update(self._demand_with(self._state_budget))
-            self._compiled = self._static_rules()
-            self._demand_compiled.clear()
-            self._state_sharing.results.clear()
+            if other_won:
+                self._drop_contexts()  # free its states now, not at a later collection
+                self._adopt(trial.other)
+                self._watch_floor = 0
+            else:
+                trial.other._drop_contexts()
         self._next_trial()
+
+    def _adopt(self, winner: Interpreter) -> None:
+        """Go on with the state of the copy that won a trial (its compiled rules, cached
+        states and relations shared between states), warm, instead of computing it all
+        again: ad_game_2x2's first states cost 10 to 100 times the later ones. Its tables
+        computed on demand answer for this interpreter from now on."""
+        for name in _BUDGET_STATE:
+            setattr(self, name, getattr(winner, name))
+        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
+        dbs: list[dict[Any, Any]] = [context.db for context in self._contexts.values()]
+        for entries in self._state_sharing.results.values():
+            dbs.extend(entries.values())
+        for db in dbs:
+            for value in db.values():
+                if value.__class__ is DemandTable and value.engine is winner:
+                    value.engine = self
+                    if value.solver is not None:
+                        value.solver.engine = self
 
     def _drop_contexts(self) -> None:
         """Forget the cached states, releasing their tables (when none is in use)."""
