@@ -54,7 +54,8 @@ are asked with many different arguments run faster with MATERIALISE_BUDGET inste
 games whose smaller state relations are asked for a few arguments only (the moves of
 the player in control, among those of six players) with no budget at all: the first
 time a state relation passes this budget, trials (:class:`_BudgetTrial`) time the
-budget kept so far against each of OTHER_STATE_BUDGETS in turn, and keep the faster."""
+budget kept so far against each of OTHER_STATE_BUDGETS in turn, and keep the faster; a
+watch (:class:`_BudgetWatch`) times them again when the one kept grows much slower."""
 NO_STATE_BUDGET = 0
 """Every state relation that no query asks for in full is computed on demand."""
 OTHER_STATE_BUDGETS = (MATERIALISE_BUDGET, NO_STATE_BUDGET)
