@@ -61,11 +61,21 @@ class WayClock:
     far slower than the others, so that the last trial ends at its first call).
 
     The trial reads the clock before and after each of the two interpreters answers a
-    call: its own first on odd calls of a trial, the other budget's first on even calls.
+    call: its own first on odd calls of a trial, the other budget's first on even calls;
+    then, after its fourth transition, around the goals of each (its own first). Outside
+    a trial (the watch over the budget kept) the clock stands still.
     """
 
-    def __init__(self, small_ns: int, full_ns: int, none_ns: int = 1_000_000_000) -> None:
+    def __init__(
+        self,
+        small_ns: int,
+        full_ns: int,
+        none_ns: int = 1_000_000_000,
+        goal_ns: dict[str, int] | None = None,
+    ) -> None:
         self.costs = {"small": small_ns, "full": full_ns, "none": none_ns}
+        self.goal_costs = goal_ns or self.costs
+        """What the goals cost in the trial's probe (by default, as any call)."""
         self.engine: Interpreter | None = None
         self.trial: object = None
         self.calls = 0
@@ -75,15 +85,17 @@ class WayClock:
     def __call__(self) -> int:
         assert self.engine is not None
         trial = self.engine._trial
-        assert trial is not None
+        if trial is None:
+            return self.now
         if trial is not self.trial or trial.calls != self.calls:
             self.trial, self.calls, self.reads = trial, trial.calls, 0
         closing, second = self.reads % 2, self.reads // 2
         self.reads += 1
         if closing:
-            runs_own = bool(trial.calls & 1) != bool(second)
+            runs_own = bool(trial.calls & 1) != bool(second) if second < 2 else not second & 1
             budget = (trial.own if runs_own else trial.other)._state_budget
-            self.now += self.costs[interpreter_engine.BUDGET_NAMES[budget]]
+            costs = self.goal_costs if second >= 2 else self.costs
+            self.now += costs[interpreter_engine.BUDGET_NAMES[budget]]
         return self.now
 
 
@@ -266,7 +278,8 @@ def test_the_trial_ends_early_when_one_budget_is_far_slower(
 def test_the_full_budget_may_end_the_trial_early_too(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(interpreter_engine, "OTHER_STATE_BUDGETS", (MATERIALISE_BUDGET,))
     engine = interpreter(PAINT, WayClock(small_ns=100_000_000, full_ns=1_000_000))
-    assert transitions_until_chosen(engine) <= 2
+    # before the votes start, the sums must part by as much as a call that is cut
+    assert transitions_until_chosen(engine) < interpreter_engine.TRIAL_SETTLED
     assert engine.budget_choice == "full" and engine._trial is None
 
 
@@ -429,3 +442,100 @@ def test_a_cut_that_lands_where_python_ignores_it_rings_again(
         signal.signal(signal.SIGALRM, previous)
     assert swallowed == [True]
     assert engine.budget_choice == "small" and engine._trial is None
+
+
+def walk(engine: Interpreter, clock: WayClock, transitions: int) -> None:
+    """Random transitions of PAINT (no goals asked), each checked against the small
+    budget's answers; outside a trial, the clock is charged the cost of a call of the
+    budget kept for each of the three calls of a transition."""
+    reference = fixed_budget(PAINT)
+    rng = random.Random(6)
+    state = engine.initial_state()
+    for _ in range(transitions):
+        if engine._trial is None:
+            clock.now += 3 * clock.costs[interpreter_engine.BUDGET_NAMES[engine._state_budget]]
+        if engine.is_terminal(state):
+            state = engine.initial_state()
+            continue
+        moves = engine.legal_moves(state, "painter")
+        assert moves == reference.legal_moves(state, "painter")
+        joint = [rng.choice(moves)]
+        state, expected = engine.next_state(state, joint), reference.next_state(state, joint)
+        assert state == expected
+
+
+def test_the_trial_times_the_goals_too() -> None:
+    """Merrills: no budget answers the first transitions fastest, but its goals (asked at
+    the end of each playout only, never within the trial's first transitions) cost 0.9 s
+    where the small budget's cost 0.1 ms. The trial times them on a state of its own."""
+    goals = {"small": 1_000_000, "full": 1_000_000, "none": 900_000_000}
+    clock = WayClock(small_ns=3_000_000, full_ns=2_000_000, none_ns=1_000_000, goal_ns=goals)
+    engine = interpreter(PAINT, clock)
+    walk(engine, clock, 60)
+    assert engine.budget_choice == "full" and engine._trial is None
+
+
+def test_a_budget_that_grows_slow_after_its_trial_is_tried_again() -> None:
+    """No budget wins the trials; then it costs 50 times as much (later states, say):
+    the watch sees it within a window and times the others again, which win."""
+    clock = WayClock(small_ns=3_000_000, full_ns=2_000_000, none_ns=1_000_000)
+    engine = interpreter(PAINT, clock)
+    walk(engine, clock, 60)
+    assert engine.budget_choice == "none" and engine._watch is not None
+    clock.costs["none"] = 50_000_000
+    walk(engine, clock, 2 * interpreter_engine.WATCH_WINDOW)
+    assert engine._revisions_left == interpreter_engine.REVISIONS - 1
+    walk(engine, clock, interpreter_engine.REVISION_TRANSITIONS + 20)
+    assert engine.budget_choice == "full" and engine._trial is None
+    assert engine._state_budget == MATERIALISE_BUDGET
+
+
+def test_a_revision_that_keeps_the_budget_raises_the_watch_past_that_window() -> None:
+    """A slow caller (its own work counts in the watch's windows) costs one revision,
+    which keeps the budget; the watch then expects that much and asks no more."""
+    clock = WayClock(small_ns=3_000_000, full_ns=2_000_000, none_ns=1_000_000)
+    engine = interpreter(PAINT, clock)
+    walk(engine, clock, 60)
+    assert engine.budget_choice == "none"
+    clock.costs = {"small": 30_000_000, "full": 20_000_000, "none": 10_000_000}
+    walk(engine, clock, 4 * interpreter_engine.REVISION_TRANSITIONS)
+    assert engine.budget_choice == "none" and engine._trial is None
+    assert engine._revisions_left == interpreter_engine.REVISIONS - 1
+
+
+def test_the_budget_that_wins_goes_on_with_the_states_its_trial_computed() -> None:
+    """Its compiled rules, cached states and tables are taken over, warm (ad_game_2x2's
+    first states cost 10 to 100 times the later ones), with the same answers; the tables
+    computed on demand answer for the interpreter itself."""
+    clock = WayClock(small_ns=3_000_000, full_ns=2_000_000, none_ns=1_000_000)
+    engine = interpreter(PAINT, clock)
+    while engine._trial is None or engine._state_budget != MATERIALISE_BUDGET:
+        walk(engine, clock, 1)  # until the full budget has won and is timed against none
+    copy = engine._trial.other  # no budget, which wins this last trial
+    walk(engine, clock, 30)
+    assert engine.budget_choice == "none" and engine._trial is None
+    assert engine._contexts is copy._contexts and engine._compiled is copy._compiled
+    tables = [
+        value
+        for context in engine._contexts.values()
+        for value in context.db.values()
+        if isinstance(value, interpreter_engine.DemandTable)
+    ]
+    assert tables and all(table.engine is engine for table in tables)
+    walk(engine, clock, 30)
+
+
+def test_one_off_costs_of_the_first_states_do_not_end_the_trial() -> None:
+    """ad_game_2x2: the full budget's first two transitions cost 7 times the small one's
+    (relations materialised once, then shared between states), the later ones a third."""
+    clock = WayClock(small_ns=3_000_000, full_ns=20_000_000)
+    engine = interpreter(PAINT, clock)
+    transitions = 0
+    while engine.budget_choice is None:
+        state = engine.initial_state()
+        while engine.budget_choice is None and not engine.is_terminal(state):
+            clock.costs["full"] = 20_000_000 if transitions < 2 else 1_000_000
+            moves = engine.legal_moves(state, "painter")
+            state = engine.next_state(state, [moves[0]])
+            transitions += 1
+    assert engine.budget_choice == "full"

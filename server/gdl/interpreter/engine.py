@@ -54,7 +54,8 @@ are asked with many different arguments run faster with MATERIALISE_BUDGET inste
 games whose smaller state relations are asked for a few arguments only (the moves of
 the player in control, among those of six players) with no budget at all: the first
 time a state relation passes this budget, trials (:class:`_BudgetTrial`) time the
-budget kept so far against each of OTHER_STATE_BUDGETS in turn, and keep the faster."""
+budget kept so far against each of OTHER_STATE_BUDGETS in turn, and keep the faster; a
+watch (:class:`_BudgetWatch`) times them again when the one kept grows much slower."""
 NO_STATE_BUDGET = 0
 """Every state relation that no query asks for in full is computed on demand."""
 OTHER_STATE_BUDGETS = (MATERIALISE_BUDGET, NO_STATE_BUDGET)
@@ -77,7 +78,8 @@ either budget (indexes of static relations are built, the heap grows)."""
 TRIAL_CLEAR_FACTOR = 4
 TRIAL_CLEAR_NS = 30_000_000
 """The trial ends early once one budget has taken TRIAL_CLEAR_FACTOR times the CPU time
-of the other and TRIAL_CLEAR_NS more: chess must not spend long in full materialisation."""
+of the other and TRIAL_CLEAR_NS more, from TRIAL_SETTLED transitions on (over all its
+calls, TRIAL_CUT_NS more): chess must not spend long in full materialisation."""
 TRIAL_CUT_NS = 250_000_000
 """A call with the other budget of a trial is cut once that budget has taken
 TRIAL_CLEAR_FACTOR times the CPU time of the interpreter's own and this much more
@@ -86,6 +88,20 @@ TRIAL_CUT_REPEAT_S = 0.02
 """Once the cut is due, the alarm rings again every this many seconds of CPU time until
 the call stops: an exception raised where Python ignores it (a garbage collector
 callback, a ``__del__``) must not let the call run on for minutes."""
+REVISION_TRANSITIONS = 256
+"""Transitions a trial started by the watch (see :class:`_BudgetWatch`) times at most; it
+decides on the sums of CPU time, not on votes, so that a rare expensive call counts (a
+goal evaluated at the end of each playout)."""
+WATCH_STRIDE = 16
+"""Transitions between two readings of the clock while the budget kept is watched."""
+WATCH_WINDOW = 128
+"""Transitions over which the watch averages the CPU time per transition."""
+WATCH_FACTOR = 4
+WATCH_SLACK_NS = 1_000_000
+"""The budgets are tried again once a window's CPU time per transition passes
+WATCH_FACTOR times what the trials measured for the budget kept and this much more."""
+REVISIONS = 2
+"""Times the budgets are tried again at most, per interpreter."""
 TARGET_KEYS = (LEGAL_KEY, NEXT_KEY, GOAL_KEY, TERMINAL_KEY, INIT_KEY, ROLE_KEY)
 SHARE_TRIAL = 64
 """States after which a state relation stops being shared between states when fewer
@@ -582,28 +598,38 @@ class _BudgetTrial:
     (counted from TRIAL_SETTLED on: a vote, so that a garbage collection during one of
     them does not decide), as soon as it leads by TRIAL_LEAD votes or the votes still to
     come cannot turn the choice. The copy is then dropped.
+
+    A revision (a trial started by the watch, see :class:`_BudgetWatch`) ends early only
+    when one budget is clearly slower in sum; else it times REVISION_TRANSITIONS and keeps
+    the one faster in sum.
     """
 
     __slots__ = (
         "own",
         "other",
         "clock",
+        "revision",
         "calls",
         "transitions",
         "spent",
+        "settled",
         "step",
         "votes",
         "other_votes",
         "raw",
     )
 
-    def __init__(self, own: Interpreter, budget: int, clock: Callable[[], int]) -> None:
+    def __init__(
+        self, own: Interpreter, budget: int, clock: Callable[[], int], revision: bool = False
+    ) -> None:
         self.own = own
         self.other = own._with_state_budget(budget)
         self.clock = clock
+        self.revision = revision
         self.calls = 0
         self.transitions = 0
         self.spent = [0, 0]  # CPU ns of own and other over the calls that compiled nothing
+        self.settled = [0, 0]  # the same from TRIAL_SETTLED transitions on
         self.step = [0, 0]  # the same since the last transition
         self.votes = 0  # transitions compared, from TRIAL_SETTLED on
         self.other_votes = 0  # those on which the other budget was faster
@@ -633,6 +659,9 @@ class _BudgetTrial:
         if own._compilations + other._compilations == compiled:
             self.spent[0] += took[0]
             self.spent[1] += took[1]
+            if self.transitions >= TRIAL_SETTLED:
+                self.settled[0] += took[0]
+                self.settled[1] += took[1]
             self.step[0] += took[0]
             self.step[1] += took[1]
         if method == "_next_state":
@@ -642,17 +671,51 @@ class _BudgetTrial:
                 self.votes += 1
                 self.other_votes += other_step < own_step
             self.step = [0, 0]
+            if self.transitions == TRIAL_SETTLED and self._probe_goals(found):
+                return found
         self._maybe_decide()
         return found
 
-    def _other_call(self, method: str, args: tuple, own_now: int) -> tuple[bool, int]:
+    def _probe_goals(self, state: State) -> bool:
+        """Time every role's goals in ``state`` with both budgets, added to the sums: a
+        playout asks them only at its end, past the trial's first transitions, and with
+        one budget they may cost more than the rest of the playout (merrills' goals count
+        the pieces: 0.1 ms materialised, 0.9 s on demand, in any state). Compiling is
+        counted too (the first goals compile their rules), and the other budget's call is
+        cut once the sums would end the trial anyway. Whether it was (the trial is then
+        over)."""
+        clock = self.clock
+        for role in self.own.roles:
+            start = clock()
+            self.own._goal_values(state, role)
+            own_took = clock() - start
+            own, other = self.settled
+            allowed = TRIAL_CLEAR_FACTOR * (own + own_took) + TRIAL_CLEAR_NS - other
+            timed_out, other_took = self._other_call(
+                "_goal_values", (state, role), own_took, max(allowed, 1)
+            )
+            self.raw[0] += own_took
+            self.raw[1] += other_took
+            if timed_out:
+                self.own._end_trial(other_won=False)
+                return True
+            for sums in (self.spent, self.settled):
+                sums[0] += own_took
+                sums[1] += other_took
+        return False
+
+    def _other_call(
+        self, method: str, args: tuple, own_now: int, allowed: int | None = None
+    ) -> tuple[bool, int]:
         """Run the call with the other budget: whether it ran past the time that would end
         the trial anyway (a single call may otherwise take minutes: laikLee_hex with the
         full budget), cut by a CPU-time alarm (the copy is then dropped; shared static
         tables and indexes are only stored once complete), and the CPU time of the call
-        alone (setting the alarm takes as long as a call answered from a cached state)."""
-        own_time, other_time = self.raw
-        allowed = TRIAL_CLEAR_FACTOR * (own_time + own_now) + TRIAL_CUT_NS - other_time
+        alone (setting the alarm takes as long as a call answered from a cached state).
+        ``allowed``: the CPU ns after which to cut, when not the trial's own bound."""
+        if allowed is None:
+            own_time, other_time = self.raw
+            allowed = TRIAL_CLEAR_FACTOR * (own_time + own_now) + TRIAL_CUT_NS - other_time
         if allowed <= 0 or not _can_time_out():
             return True, 0
         armed = [True]
@@ -690,11 +753,25 @@ class _BudgetTrial:
         return False, took
 
     def _maybe_decide(self) -> None:
+        # one-off costs of the first states (ad_game_2x2's full budget materialises
+        # relations it then shares between states: 100 ms against 15 ms over its first
+        # transitions, then 3 to 10 times faster) end the trial only when the sums are as
+        # far apart as a call that is cut; the sums from TRIAL_SETTLED on, by less
         own, other = self.spent
-        if other > TRIAL_CLEAR_FACTOR * own + TRIAL_CLEAR_NS:
+        settled_own, settled_other = self.settled
+        if (
+            other > TRIAL_CLEAR_FACTOR * own + TRIAL_CUT_NS
+            or settled_other > TRIAL_CLEAR_FACTOR * settled_own + TRIAL_CLEAR_NS
+        ):
             self.own._end_trial(other_won=False)
-        elif own > TRIAL_CLEAR_FACTOR * other + TRIAL_CLEAR_NS:
+        elif (
+            own > TRIAL_CLEAR_FACTOR * other + TRIAL_CUT_NS
+            or settled_own > TRIAL_CLEAR_FACTOR * settled_other + TRIAL_CLEAR_NS
+        ):
             self.own._end_trial(other_won=True)
+        elif self.revision:
+            if self.transitions >= REVISION_TRANSITIONS:
+                self.own._end_trial(other_won=settled_other < settled_own)
         else:
             # votes still to come: the choice is made once they cannot turn it
             left = max(TRIAL_TRANSITIONS - self.transitions, 0)
@@ -703,6 +780,66 @@ class _BudgetTrial:
                 self.own._end_trial(other_won=True)
             elif lead <= -left or lead <= -TRIAL_LEAD:
                 self.own._end_trial(other_won=False)
+
+    def cost(self, which: int) -> int:
+        """CPU ns per transition of the own budget (0) or the other (1), as timed so far."""
+        return self.spent[which] // max(self.transitions, 1)
+
+
+class _BudgetWatch:
+    """The CPU time per transition once the trials have kept a budget, read from the
+    trials' clock every WATCH_STRIDE transitions (the hot path only counts down) and
+    averaged over WATCH_WINDOW; a window past ``limit`` ns a transition asks for the
+    budgets to be tried again. What the caller does between transitions counts too: a
+    revision that keeps the budget raises the limit past that window."""
+
+    __slots__ = ("clock", "limit", "countdown", "since", "spent", "transitions")
+
+    def __init__(self, clock: Callable[[], int], expected_ns: int) -> None:
+        self.clock = clock
+        self.limit = WATCH_FACTOR * expected_ns + WATCH_SLACK_NS
+        self.countdown = WATCH_STRIDE
+        self.since = clock()
+        self.spent = 0
+        self.transitions = 0
+
+    def tick(self) -> int | None:
+        """Read the clock: the CPU ns per transition of a window past the limit, if any."""
+        now = self.clock()
+        took, self.since = now - self.since, now
+        self.countdown = WATCH_STRIDE
+        if took < 0:  # read from another thread: start the window again
+            self.spent = self.transitions = 0
+            return None
+        self.spent += took
+        self.transitions += WATCH_STRIDE
+        if self.transitions < WATCH_WINDOW and self.spent <= self.limit * WATCH_WINDOW:
+            return None  # (past that, the whole window is past the limit whatever comes)
+        per = self.spent // self.transitions
+        self.spent = self.transitions = 0
+        return per if per > self.limit else None
+
+
+_BUDGET_STATE = (
+    "_state_budget",
+    "_compilations",
+    "_demand",
+    "_compiled",
+    "_demand_compiled",
+    "_contexts",
+    "_last_state",
+    "_last_context",
+    "_next_facts",
+    "_previous",
+    "_followed",
+    "_legal_groups",
+    "_state_sharing",
+    "_rule_sharing",
+    "_tried",
+    "_fixed_facts",
+)
+"""What a copy with another budget has of its own (see :meth:`Interpreter._with_state_budget`),
+taken from it when it wins its trial."""
 
 
 class Interpreter:
@@ -734,6 +871,15 @@ class Interpreter:
         self._budgets_to_try: list[int] = []
         """The budgets still to time against the one kept, once the trials have begun."""
         self._tried: set[int] = set()
+        self._watch: _BudgetWatch | None = None
+        """After the trials: the watch over the budget kept (see :class:`_BudgetWatch`)."""
+        self._revisions_left = REVISIONS
+        self._revising = False
+        self._kept_cost = 0
+        """CPU ns per transition of the budget kept, as the trial that kept it timed it."""
+        self._watch_floor = 0
+        """CPU ns per transition of the window that started the revisions under way, while
+        they keep the same budget: the watch after them expects at least that much."""
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
@@ -1011,10 +1157,33 @@ class Interpreter:
         while self._budgets_to_try:
             budget = self._budgets_to_try.pop(0)
             if budget != self._state_budget:
-                self._trial = _BudgetTrial(self, budget, self.trial_clock)
+                self._trial = _BudgetTrial(self, budget, self.trial_clock, self._revising)
                 return
         self._trial = None
         self.budget_choice = BUDGET_NAMES[self._state_budget]
+        self._revising = False
+        self._watch = None
+        if self._revisions_left > 0:
+            expected = max(self._kept_cost, self._watch_floor)
+            self._watch = _BudgetWatch(self.trial_clock, expected)
+
+    def _watch_tick(self, watch: _BudgetWatch) -> None:
+        """Read the watch's clock; try the budgets again when the kept one grew slow."""
+        per = watch.tick()
+        if per is not None and _can_time_out():
+            self._revise(per)
+
+    def _revise(self, per_transition: int) -> None:
+        """Time the budget kept against each other one again, over REVISION_TRANSITIONS
+        (the states the game is at now, its terminal states included)."""
+        self._watch = None
+        self._revisions_left -= 1
+        self._revising = True
+        self._watch_floor = per_transition
+        self.budget_choice = None
+        every = (STATE_MATERIALISE_BUDGET, *OTHER_STATE_BUDGETS)
+        self._budgets_to_try = [budget for budget in every if budget != self._state_budget]
+        self._next_trial()
 
     def _with_state_budget(self, budget: int) -> Interpreter:
         """A copy that shares the static relations and materialises state relations up
@@ -1024,6 +1193,9 @@ class Interpreter:
         other._may_try_budgets = False
         other._budgets_to_try = []
         other._trial = None
+        other._watch = None
+        other._revisions_left = 0
+        other._revising = False
         other._budget = None
         other._compilations = 0
         other._demand = self._demand_with(budget)
@@ -1062,17 +1234,33 @@ class Interpreter:
         start the next trial, if any."""
         trial = self._trial
         self._trial = None
-        if trial is not None:  # free its states now, not at a later collection
-            trial.other._drop_contexts()
-        if other_won and trial is not None:
-            self._drop_contexts()  # before the relations computed on demand change
-            self._state_budget = trial.other._state_budget
-            self._demand.clear()
-            self._demand.update(self._demand_with(self._state_budget))
-            self._compiled = self._static_rules()
-            self._demand_compiled.clear()
-            self._state_sharing.results.clear()
+        if trial is not None:
+            self._kept_cost = trial.cost(1 if other_won else 0)
+            if other_won:
+                self._drop_contexts()  # free its states now, not at a later collection
+                self._adopt(trial.other)
+                self._watch_floor = 0
+            else:
+                trial.other._drop_contexts()
         self._next_trial()
+
+    def _adopt(self, winner: Interpreter) -> None:
+        """Go on with the state of the copy that won a trial (its compiled rules, cached
+        states and relations shared between states), warm, instead of computing it all
+        again: ad_game_2x2's first states cost 10 to 100 times the later ones. Its tables
+        computed on demand answer for this interpreter from now on."""
+        for name in _BUDGET_STATE:
+            setattr(self, name, getattr(winner, name))
+        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
+        dbs: list[dict[Any, Any]] = [context.db for context in self._contexts.values()]
+        for entries in self._state_sharing.results.values():
+            dbs.extend(entries.values())
+        for db in dbs:
+            for value in db.values():
+                if value.__class__ is DemandTable and value.engine is winner:
+                    value.engine = self
+                    if value.solver is not None:
+                        value.solver.engine = self
 
     def _drop_contexts(self) -> None:
         """Forget the cached states, releasing their tables (when none is in use)."""
@@ -1348,6 +1536,11 @@ class Interpreter:
     def next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if self._trial is not None:
             return self._trial.call("_next_state", state, moves)  # type: ignore[return-value]
+        watch = self._watch
+        if watch is not None:
+            watch.countdown -= 1
+            if not watch.countdown:
+                self._watch_tick(watch)
         return self._next_state(state, moves)
 
     def is_terminal(self, state: State) -> bool:
