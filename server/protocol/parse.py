@@ -55,7 +55,7 @@ def _moves(node: Node) -> list[RawTerm] | None:
         raise ProtocolError(f"invalid joint move: {error}") from None
 
 
-_START_HEAD = re.compile(r"\s*\(\s*start\s+[^\s();]+\s+[^\s();]+\s*(?=\()", re.IGNORECASE)
+_START_HEAD = re.compile(r"\s*\(\s*start\s+[^\s()]+\s+[^\s()]+\s*(?=\()", re.IGNORECASE)
 """``( START id role`` up to the rules' opening parenthesis."""
 _START_TAIL = re.compile(r"\)\s*\+?\d+\s+\+?\d+\s*\)\s*\Z")
 """The rules' closing parenthesis, the two clocks and the end of the message."""

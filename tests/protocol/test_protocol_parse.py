@@ -147,6 +147,7 @@ GAME_RULES_ON_LINES = GAME_RULES.replace(") (", ")\n (")
         f"( START m.6 xplayer {GAME_RULES}) 10 5 )",
         f"( START m.7 xplayer {GAME_RULES} 10 -5 )",
         f"( START m.8 xplayer {GAME_RULES.replace('(role oplayer)', '(role)')} 10 5 )",
+        f"( START m;9 xplayer {GAME_RULES} 10 5 )",
     ],
 )
 def test_a_start_reads_the_same_the_second_time_its_rules_come(text: str) -> None:
