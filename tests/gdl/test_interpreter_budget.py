@@ -13,6 +13,7 @@ import random
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from shared_material import shared_path
@@ -320,11 +321,7 @@ def test_a_call_that_runs_away_with_the_full_budget_is_cut(
     """laikLee_hex materialises a path relation for minutes with the full budget."""
     engine, state = _trial_of_the_full_budget(monkeypatch)
     assert engine._trial is not None
-
-    def forever(state: object) -> bool:
-        while True:
-            pass
-
+    forever = _rules_code("def forever(state):\n    while True:\n        pass", "forever")
     engine._trial.other._is_terminal = forever  # type: ignore[method-assign]
     assert engine.is_terminal(state) is False
     assert engine.budget_choice == "small" and engine._trial is None
@@ -419,15 +416,21 @@ def test_a_cut_that_lands_where_python_ignores_it_rings_again(
     engine, state = _trial_of_the_full_budget(monkeypatch)
     assert engine._trial is not None
     swallowed: list[bool] = []
-
-    def forever_swallowing_the_first_cut(state: object) -> bool:
-        try:
-            while True:
-                pass
-        except _TrialTimeout:
-            swallowed.append(True)  # as if it had rung inside a gc callback
+    forever_swallowing_the_first_cut = _rules_code(
+        """
+def forever(state):
+    try:
         while True:
             pass
+    except _TrialTimeout:
+        swallowed.append(True)  # as if it had rung inside a gc callback
+    while True:
+        pass
+""",
+        "forever",
+        _TrialTimeout=_TrialTimeout,
+        swallowed=swallowed,
+    )
 
     def backstop(signum: int, frame: object) -> None:
         raise AssertionError("the call was never cut again")
@@ -442,6 +445,47 @@ def test_a_cut_that_lands_where_python_ignores_it_rings_again(
         signal.signal(signal.SIGALRM, previous)
     assert swallowed == [True]
     assert engine.budget_choice == "small" and engine._trial is None
+
+
+def test_a_cut_lands_only_in_the_rules_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cut that rang in code run between two steps of the rules (a finalizer, a collector
+    callback, the standard library) would be swallowed there and printed as an exception
+    ignored: the alarm raises only in the interpreter's own code, ringing again until then."""
+    engine, state = _trial_of_the_full_budget(monkeypatch)
+    assert engine._trial is not None
+    interrupted: list[bool] = []
+    forever = _rules_code("def forever(state):\n    while True:\n        pass", "forever")
+
+    def elsewhere_then_in_the_rules(state: object) -> bool:
+        try:
+            done = time.process_time() + 0.3  # past the 50 ms the cut waits for
+            while time.process_time() < done:
+                pass
+        except _TrialTimeout:
+            interrupted.append(True)
+        return bool(forever(state))
+
+    def backstop(signum: int, frame: object) -> None:
+        raise AssertionError("the call was never cut")
+
+    engine._trial.other._is_terminal = elsewhere_then_in_the_rules  # type: ignore[method-assign]
+    previous = signal.signal(signal.SIGALRM, backstop)
+    signal.alarm(10)
+    try:
+        assert engine.is_terminal(state) is False
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert interrupted == []
+    assert engine.budget_choice == "small" and engine._trial is None
+
+
+def _rules_code(source: str, name: str, **names: object) -> Any:
+    """The function ``name`` defined in generated code, as the interpreter's rules are
+    (a trial's alarm cuts a call only there)."""
+    namespace: dict[str, Any] = dict(names)
+    exec(source, namespace)  # noqa: S102 - a test's own source
+    return namespace[name]
 
 
 def walk(engine: Interpreter, clock: WayClock, transitions: int) -> None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import copy
 import operator
+import os
 import signal
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from types import FrameType
 from typing import Any
 
 from ..errors import GdlError
@@ -86,8 +88,8 @@ TRIAL_CLEAR_FACTOR times the CPU time of the interpreter's own and this much mor
 (compiling included)."""
 TRIAL_CUT_REPEAT_S = 0.02
 """Once the cut is due, the alarm rings again every this many seconds of CPU time until
-the call stops: an exception raised where Python ignores it (a garbage collector
-callback, a ``__del__``) must not let the call run on for minutes."""
+the call stops: it raises only in the interpreter's own code (see :func:`_may_cut_in`),
+not where Python would ignore it (a garbage collector callback, a ``__del__``)."""
 REVISION_TRANSITIONS = 256
 """Transitions a trial started by the watch (see :class:`_BudgetWatch`) times at most; it
 decides on the sums of CPU time, not on votes, so that a rare expensive call counts (a
@@ -325,6 +327,23 @@ class _TrialTimeout(Exception):
 def _can_time_out() -> bool:
     """Whether a call can be cut by a CPU-time alarm here (the main thread, on Unix)."""
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+_INTERPRETER_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_GENERATED_CODE = "<string>"
+"""The file name of the rules' generated code (``exec`` of the interpreter's codegen)."""
+
+
+def _may_cut_in(frame: FrameType | None) -> bool:
+    """Whether a trial's alarm that interrupted ``frame`` may raise there: only in the
+    interpreter's own code (its modules, the rules' generated code), where the exception
+    unwinds the call being cut.  Elsewhere (a finalizer or a collector callback run in
+    between, the standard library) Python would swallow it and print it as an exception
+    ignored; the alarm rings again a moment later, back in the rules' code."""
+    if frame is None or frame.f_code.co_name == "__del__":
+        return False
+    file = frame.f_code.co_filename
+    return file == _GENERATED_CODE or file.startswith(_INTERPRETER_FOLDER)
 
 
 class DemandTable:
@@ -720,8 +739,8 @@ class _BudgetTrial:
             return True, 0
         armed = [True]
 
-        def alarm(signum: int, frame: object) -> None:
-            if armed[0]:
+        def alarm(signum: int, frame: FrameType | None) -> None:
+            if armed[0] and _may_cut_in(frame):
                 raise _TrialTimeout()
 
         previous = signal.signal(signal.SIGPROF, alarm)
