@@ -432,19 +432,8 @@ def forever(state):
         swallowed=swallowed,
     )
 
-    def backstop(signum: int, frame: object) -> None:
-        raise AssertionError("the call was never cut again")
-
-    engine._trial.other._is_terminal = forever_swallowing_the_first_cut  # type: ignore[method-assign]
-    previous = signal.signal(signal.SIGALRM, backstop)
-    signal.alarm(10)
-    try:
-        assert engine.is_terminal(state) is False
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    _cut_within_seconds(engine, state, forever_swallowing_the_first_cut)
     assert swallowed == [True]
-    assert engine.budget_choice == "small" and engine._trial is None
 
 
 def test_a_cut_lands_only_in_the_rules_code(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -465,18 +454,26 @@ def test_a_cut_lands_only_in_the_rules_code(monkeypatch: pytest.MonkeyPatch) -> 
             interrupted.append(True)
         return bool(forever(state))
 
+    _cut_within_seconds(engine, state, elsewhere_then_in_the_rules)
+    assert interrupted == []
+
+
+def _cut_within_seconds(engine: Interpreter, state: object, runaway: Any) -> None:
+    """Check that the trial's call of ``runaway`` (as the other budget's terminal test) is
+    cut, within 10 s of wall time, and that the trial then keeps the small budget."""
+    assert engine._trial is not None
+
     def backstop(signum: int, frame: object) -> None:
         raise AssertionError("the call was never cut")
 
-    engine._trial.other._is_terminal = elsewhere_then_in_the_rules  # type: ignore[method-assign]
+    engine._trial.other._is_terminal = runaway  # type: ignore[method-assign]
     previous = signal.signal(signal.SIGALRM, backstop)
     signal.alarm(10)
     try:
-        assert engine.is_terminal(state) is False
+        assert engine.is_terminal(state) is False  # type: ignore[arg-type]
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-    assert interrupted == []
     assert engine.budget_choice == "small" and engine._trial is None
 
 
