@@ -90,11 +90,10 @@ class _Pool:
             worker = self._idle.pop() if self._idle else None
         if worker is None:
             worker = _Worker(self, name)
-            worker.jobs.put(job)
             worker.thread.start()
         else:
             worker.thread.name = name
-            worker.jobs.put(job)
+        worker.jobs.put(job)
 
     def rest(self, worker: _Worker) -> None:
         with self._lock:

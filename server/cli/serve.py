@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -116,17 +114,9 @@ def run(args: argparse.Namespace) -> int:
         message = str(problem["msg"]).removeprefix("Value error, ")
         print(f"ggp serve: --{option.get(field, field)}: {message}", file=sys.stderr)
         return EXIT_USAGE
-    return _run_loop(_serve(settings))
-
-
-def _run_loop(main: Coroutine[Any, Any, int]) -> int:
-    """Run the service on uvloop when it is installed (the ``fast`` extra), else on asyncio.
-
-    ``GGP_EVENT_LOOP=asyncio`` keeps asyncio's own loop even when uvloop is installed.
-    """
     from players.event_loop import run_event_loop
 
-    return run_event_loop(main)
+    return run_event_loop(_serve(settings))  # uvloop when installed, as `ggp player`
 
 
 async def _serve(settings: object) -> int:

@@ -78,9 +78,9 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     if args.check_alive:
-        from .serve import _run_loop
+        from players.event_loop import run_event_loop
 
-        return _run_loop(_check_alive(url, args.check_alive, args.lost_after))
+        return run_event_loop(_check_alive(url, args.check_alive, args.lost_after))
     games = [name.strip() for name in args.games.split(",") if name.strip()] if args.games else None
     options: dict[str, object] = {
         "games": games,
@@ -97,9 +97,9 @@ def run(args: argparse.Namespace) -> int:
         field = str(problem["loc"][0]).replace("_", "-")
         print(f"ggp worker: --{field}: {problem['msg']}", file=sys.stderr)
         return EXIT_USAGE
-    from .serve import _run_loop
+    from players.event_loop import run_event_loop
 
-    return _run_loop(_work(url, settings))
+    return run_event_loop(_work(url, settings))
 
 
 async def _work(url: str, settings: object) -> int:
