@@ -73,7 +73,10 @@ class PlayerAddress:
         path = parts.path or "/"
         if parts.query:
             path += "?" + parts.query
-        return cls(parts.hostname, parts.port or (443 if secure else 80), path, secure)
+        port = parts.port  # a ValueError past 65535
+        if port == 0:
+            raise ValueError(f"port 0 in {url!r}: a player's port is 1 to 65535")
+        return cls(parts.hostname, port or (443 if secure else 80), path, secure)
 
     @property
     def url(self) -> str:

@@ -159,9 +159,19 @@ async def queue_match(
             f"give one player per role, got {len(request.players)}",
             field="players",
         )
+    seated: dict[str, int] = {}
     for index, name in enumerate(request.players):
-        if name is not None and name not in known:
+        if name is None:
+            continue
+        if name not in known:
             raise InvalidInput(f"no player named {name!r}", field=f"players.{index}")
+        if name in seated:
+            raise InvalidInput(
+                f"{name!r} is in seats {seated[name]} and {index}: a player takes one role "
+                "per match (its messages carry the match id, not the role)",
+                field=f"players.{index}",
+            )
+        seated[name] = index
     config = MatchConfig(
         start_clock=request.start_clock,
         play_clock=request.play_clock,

@@ -13,6 +13,8 @@ from server.store import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRe
 from .bot_models import CheckSummary
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$"
+MAX_OFFSET = 1_000_000_000
+"""The largest ``offset`` a list takes: far past any list, well within a database integer."""
 
 
 class _Body(BaseModel):
@@ -151,8 +153,8 @@ class MatchCreate(_Body):
 
     game: str = Field(min_length=1, max_length=100)
     players: list[str | None] = Field(min_length=1, max_length=100)
-    startclock: int = Field(default=10, ge=0, le=3600, description="Start clock, seconds.")
-    playclock: int = Field(default=5, ge=0, le=3600, description="Play clock, seconds.")
+    startclock: int = Field(default=10, ge=1, le=3600, description="Start clock, seconds.")
+    playclock: int = Field(default=5, ge=1, le=3600, description="Play clock, seconds.")
     policy: SubstitutePolicy = SubstitutePolicy.RANDOM
     step_limit: int | None = Field(default=None, ge=1, le=100_000)
     seed: int | None = Field(default=None, ge=0, le=2**48)
@@ -170,7 +172,7 @@ class MatchFilters(_Body):
     tournament: str | None = None
     status: MatchStatus | None = None
     limit: int = Field(default=100, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
 
 
 class Health(BaseModel):

@@ -5,7 +5,6 @@ The table (:data:`ROUTES`) also produces the OpenAPI document at ``/openapi.json
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -26,6 +25,8 @@ from server.store.bot_tokens import add_outbound_player
 from . import models
 from .auth import Actor, authenticate
 from .errors import MAX_BODY, ErrorAnswer, error_middleware, error_response, validation_response
+from .json_body import parse_json_object
+from .query import whole_number
 from .site import add_site
 from .tournament_routes import tournament_routes
 
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from .service import Service
 
 SERVICE = web.AppKey("service", object)
+MAX_VERSION = 1_000_000_000
+"""The largest game version asked for: far past any game's, well within a database integer."""
 Body = TypeVar("Body", bound=BaseModel)
 Handler = Callable[["Api", web.Request], Awaitable[web.StreamResponse]]
 
@@ -63,13 +66,7 @@ def answer(model: BaseModel | list[Any], status: int = 200) -> web.Response:
 
 async def read_body(request: web.Request, model: type[Body]) -> Body:
     """The request body as ``model``; 400 naming the field when it does not fit."""
-    raw = await request.read()
-    try:
-        data = json.loads(raw or b"null")
-    except (ValueError, UnicodeDecodeError) as error:
-        raise InvalidInput(f"the body is not JSON: {error}", field="body") from error
-    if not isinstance(data, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
+    data = parse_json_object(await request.read())
     try:
         return model.model_validate(data)
     except ValidationError as error:
@@ -256,9 +253,11 @@ class Api:
         version_text = request.query.get("version")
         version = None
         if version_text is not None:
-            if not version_text.isdigit():
-                raise InvalidInput("version is a whole number", field="version")
-            version = int(version_text)
+            version = whole_number(version_text, most=MAX_VERSION)
+            if version is None:
+                raise InvalidInput(
+                    f"version is a whole number from 0 to {MAX_VERSION}", field="version"
+                )
         game = await self.store.get_game(request.match_info["name"], version)
         game = await with_lint_report(self.store, self.service.executor, game)
         return answer(models.GameDetail(**game.model_dump()))

@@ -6,7 +6,6 @@ did it. The rules are in ``server.tournament``; the driver in ``server.league``.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from . import models
 from . import tournament_models as tm
 from .auth import require_admin
 from .errors import error_response
+from .json_body import parse_json_object
 
 if TYPE_CHECKING:
     from .routes import Api, Route
@@ -56,13 +56,7 @@ async def _json_object(request: web.Request, *, empty_ok: bool = False) -> dict[
     raw = await request.read()
     if not raw.strip() and empty_ok:
         return {}
-    try:
-        data = json.loads(raw or b"null")
-    except (ValueError, UnicodeDecodeError) as error:
-        raise InvalidInput(f"the body is not JSON: {error}", field="body") from error
-    if not isinstance(data, dict):
-        raise InvalidInput("the body must be a JSON object", field="body")
-    return data
+    return parse_json_object(raw)
 
 
 def _validated(model: type[BaseModel], data: dict[str, Any]) -> Any:

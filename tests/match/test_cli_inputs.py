@@ -79,6 +79,11 @@ CASES = {
         USAGE,
         "70000",
     ),
+    "port 0": Case(
+        lambda h, p: ["match", "counting.kif", "http://127.0.0.1:0/", "random"],
+        USAGE,
+        "port 0",
+    ),
     "unknown player name": Case(
         lambda h, p: ["match", "counting.kif", "randm", "random"], USAGE, "randm"
     ),

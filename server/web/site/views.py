@@ -29,6 +29,8 @@ from server.store.page_reads import (
 from server.store.player_checks import list_checks
 from server.tournament.spec import Format
 
+from ..json_body import parse_json
+from ..query import whole_number
 from .charts import line_chart
 from .figures import game_figures, results_by_role
 from .frames import Drawings, draw, engine_and_speed, step_frame
@@ -239,7 +241,8 @@ class Site:
         if opponent is not None:
             await self.store.get_player(opponent)  # 404 for an unknown player
         clock = str(form.get("playclock", "20"))
-        play_clock = int(clock) if clock.isdigit() and 5 <= int(clock) <= 300 else 20
+        chosen = whole_number(clock, most=300)
+        play_clock = chosen if chosen is not None and chosen >= 5 else 20
         seat = self.seats.new(role)
         if seat is None:
             await self._free_ended_seats()
@@ -287,10 +290,10 @@ class Site:
 
     async def play_move(self, request: web.Request) -> web.Response:
         seat = self.seat(request)
-        try:
-            move = str((await request.json())["move"])
-        except (ValueError, KeyError, TypeError) as error:
-            raise InvalidInput('send {"move": "..."}', field="move") from error
+        data = parse_json(await request.read(), field="move")
+        if not isinstance(data, dict) or "move" not in data:
+            raise InvalidInput('send {"move": "..."}', field="move")
+        move = str(data["move"])
         if not seat.human.choose(move):
             raise Clash("that move is not awaited now (not your turn, or not legal)")
         return web.json_response({"ok": True})
@@ -396,11 +399,7 @@ class Site:
 
     async def replay_frames(self, request: web.Request) -> web.Response:
         """A ggp.org log (uploaded as JSON, or fetched from ``url``) as frames for the pages."""
-        body = await request.read()
-        try:
-            data = json.loads(body or b"null")
-        except (ValueError, UnicodeDecodeError) as error:
-            raise InvalidInput("the log is not JSON", field="log") from error
+        data = parse_json(await request.read(), field="log", what="the log")
         if isinstance(data, dict) and set(data) == {"url"}:
             data = await _fetch_log(str(data["url"]))
         if isinstance(data, dict) and "data" in data and "states" not in data:
@@ -479,7 +478,7 @@ def _names(players: list[str | None]) -> list[str]:
 
 def _page(request: web.Request) -> int:
     text = request.query.get("page", "0")
-    return int(text) if text.isdigit() and int(text) < 100_000 else 0
+    return whole_number(text, most=99_999) or 0
 
 
 def _info(match: Any, roles: list[str]) -> dict[str, Any]:
@@ -528,10 +527,7 @@ async def _fetch_log(url: str) -> Any:
         raise InvalidInput(f"the log could not be fetched: {error}", field="url") from error
     if len(body) > MAX_LOG_BYTES:
         raise InvalidInput("the log is too large", field="url")
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise InvalidInput("the log at that URL is not JSON", field="url") from error
+    return parse_json(body, field="url", what="the log at that URL")
 
 
 def add_site(app: web.Application, service: Service) -> None:
