@@ -13,6 +13,7 @@ from typing import cast
 
 from .compile_budget import CompileBudget
 from .engine import Engine
+from .engine_trial import Race
 from .errors import (
     GdlError,
     GoalError,
@@ -33,6 +34,11 @@ DEFAULT_MAX_RULES_BYTES = 2 * 1024 * 1024
 fifty times the largest game of the GGP corpora, far below what would take the
 parser many seconds and gigabytes."""
 
+
+RACE_SECONDS = 0.25
+RACE_SHARE = 1 / 8
+"""CPU time each engine is timed at most in the race of engine ``auto`` (see
+:mod:`.engine_trial`): RACE_SECONDS, or this share of the compile time limit if less."""
 
 REMEMBERED_FAILURES = 64
 """How many games whose compile attempt failed for a reason that does not depend on
@@ -113,7 +119,8 @@ class Game:
 
         ``auto`` compiles the game when grounding stays within ``max_ground_rules``
         ground rules and ``compile_time_limit`` seconds, and otherwise falls back to
-        the interpreter with a logged reason. The defaults come from the environment
+        the interpreter with a logged reason; a game that compiles but runs slower than
+        the interpreter in a timed trial (:mod:`.engine_trial`) falls back too. The defaults come from the environment
         variables ``GGP_ENGINE``, ``GGP_COMPILE_TIME_LIMIT`` and ``GGP_COMPILE_MAX_RULES``
         (without them 2 s, and a rule cap that grows with the time limit: see
         :mod:`.compile_budget`, which also gives the budget a start clock buys).
@@ -128,10 +135,13 @@ class Game:
         """Why ``auto`` chose the interpreter (None when it did not fall back)."""
         self.compile_budget: CompileBudget | None = None
         """The limits the compile attempt had (None when the interpreter was asked for)."""
+        self.engine_race: Race | None = None
+        """The timed trial of ``auto`` between the engines, when the game compiled."""
         self.failed_compile_seconds = 0.0
-        """CPU time the failed compile attempt took before the fallback (0.0 when the
-        same rules already failed with the same limits in this process for a reason
-        that does not depend on the load: the fallback is then immediate)."""
+        """CPU time the failed compile attempt took before the fallback, or the compile
+        and the race when the interpreter won it (0.0 when the same rules already failed
+        or lost with the same limits in this process for a reason that does not depend
+        on the load: the fallback is then immediate)."""
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
         self._interpreter: Engine | None = None
@@ -161,7 +171,7 @@ class Game:
             return self._interpreter_instead(known)
         started = time.thread_time()
         try:
-            return compile_engine(
+            compiled = compile_engine(
                 self.rules, max_ground_rules=max_ground_rules, time_limit=time_limit
             )
         except GdlError as reason:
@@ -171,6 +181,33 @@ class Game:
             if _remembered(reason):
                 _remember_failure(key, reason)
             return self._interpreter_instead(reason)
+        if engine == "compiled":
+            return compiled
+        return self._faster_of(compiled, key, time_limit, started)
+
+    def _faster_of(
+        self,
+        compiled: Engine,
+        key: tuple[int, int, int, float],
+        time_limit: float,
+        started: float,
+    ) -> Engine:
+        """``compiled``, unless a timed trial finds the interpreter faster on this game
+        (see :mod:`.engine_trial`); that outcome is remembered like a failed compile."""
+        from .compiled.errors import SlowerThanInterpreter
+        from .engine_trial import race
+        from .interpreter import Interpreter
+
+        seconds = min(RACE_SECONDS, time_limit * RACE_SHARE)
+        outcome, interpreter = race(compiled, lambda: Interpreter(self.rules), seconds=seconds)
+        self.engine_race = outcome
+        if interpreter is None or not outcome.interpreter_wins:
+            return compiled
+        self.failed_compile_seconds = time.thread_time() - started
+        _remember_failure(key, SlowerThanInterpreter(outcome.reason))
+        self.fallback_reason = outcome.reason
+        log.info("using the interpreter: %s", outcome.reason)
+        return interpreter
 
     def _interpreter_instead(self, reason: GdlError) -> Engine:
         """The interpreter, with the reason the compiled engine was not used."""

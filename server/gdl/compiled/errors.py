@@ -40,6 +40,12 @@ class NetworkOverBudget(GroundingOverBudget):
     (a lower bound) or while reading the ground program."""
 
 
+class SlowerThanInterpreter(CompileError):
+    """The game compiled, but a timed trial found the interpreter faster on it
+    (:mod:`server.gdl.engine_trial`); remembered like a failure, so that loading the
+    game again goes straight to the interpreter."""
+
+
 def check_deadline(deadline: float, stage: str) -> None:
     """Raise :class:`GroundingTooSlow` once ``deadline`` (thread CPU time, :func:`time.thread_time`) has passed."""
     if time.thread_time() > deadline:
@@ -52,6 +58,7 @@ __all__ = [
     "GroundingTooLarge",
     "GroundingTooSlow",
     "NetworkOverBudget",
+    "SlowerThanInterpreter",
     "OutsideGroundingError",
     "check_deadline",
 ]
