@@ -17,12 +17,14 @@ from server.gdl.compiled import (
     GroundingTooLarge,
     GroundingTooSlow,
     NetworkOverBudget,
+    code_limits,
     codegen,
     ground_size,
     grounder,
     network,
 )
 from server.gdl.compiled import engine as compiled_engine
+from server.gdl.compiled.code_limits import MAX_NEXT_BODY_CHARS, MAX_SOURCE, CodeCaps, caps_for
 from server.gdl.compiled.engine import _roles
 from server.gdl.compiled.estimate import EstimateFloor
 from server.gdl.compiled.grounder import ground
@@ -36,10 +38,19 @@ CELLS = 1100
 
 
 PREDICTED_TOO_LARGE = (
-    f"the generated code would exceed {codegen.MAX_SOURCE} characters"
+    f"the generated code would exceed {MAX_SOURCE} characters"
     " (predicted from the next-state rule bodies)"
 )
 """The refusal of a program whose code is predicted past the cap, by either count."""
+
+
+def capped(monkeypatch: pytest.MonkeyPatch, next_body_chars: int) -> None:
+    """Compile with the cap on the next-state code at ``next_body_chars`` characters."""
+    monkeypatch.setattr(
+        compiled_engine,
+        "caps_for",
+        lambda time_limit: CodeCaps(max_next_body_chars=next_body_chars),
+    )
 
 
 def shifting_counter(cells: int) -> str:
@@ -90,7 +101,7 @@ def test_code_over_the_size_cap_is_refused_before_any_is_generated(
     def no_generating(plan: object) -> str:
         raise AssertionError("code was generated")
 
-    monkeypatch.setattr(codegen, "MAX_NEXT_BODY_CHARS", counted - 1)
+    capped(monkeypatch, counted - 1)
     monkeypatch.setattr(codegen, "generate", no_generating)
     with pytest.raises(GroundingTooLarge) as caught:
         CompiledEngine.from_rules(rules)
@@ -99,15 +110,38 @@ def test_code_over_the_size_cap_is_refused_before_any_is_generated(
 
 def test_a_game_at_the_predicted_size_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
     rules = parse_gdl(shifting_counter(40))
-    plan = build_plan(build_network(ground(rules, max_rules=10**6, deadline=1e9), _roles(rules)))
-    monkeypatch.setattr(codegen, "MAX_NEXT_BODY_CHARS", codegen.next_body_chars(plan))
+    predicted, counted, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
+    monkeypatch.undo()
+    capped(monkeypatch, max(predicted[0], counted))
     engine = CompiledEngine.from_rules(rules)
     state = engine.next_state(engine.initial_state(), ["step"])
     assert ("cell", "1") in state.facts
 
 
 def test_the_prediction_leaves_room_for_both_copies_of_the_next_state_code() -> None:
-    assert codegen.MAX_NEXT_BODY_CHARS <= codegen.MAX_SOURCE
+    for time_limit in (0.5, 2.0, 10.0, 60.0):
+        caps = caps_for(time_limit)
+        assert caps.max_next_body_chars <= caps.max_source
+
+
+def test_the_caps_grow_with_the_time_limit() -> None:
+    assert caps_for(2.0) == caps_for(0.5) == CodeCaps(MAX_SOURCE, MAX_NEXT_BODY_CHARS)
+    assert caps_for(10.0) == CodeCaps(5 * MAX_SOURCE, 5 * MAX_NEXT_BODY_CHARS)
+
+
+def test_a_game_refused_at_the_default_time_limit_compiles_with_a_longer_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = parse_gdl(shifting_counter(40))
+    predicted, counted, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
+    monkeypatch.undo()
+    cap = max(predicted[0], counted) // 4  # under both counts, and five times it over both
+    assert 5 * cap >= max(predicted[0], counted) and cap < min(predicted[0], counted)
+    monkeypatch.setattr(code_limits, "MAX_NEXT_BODY_CHARS", cap)
+    with pytest.raises(GroundingTooLarge):
+        CompiledEngine.from_rules(rules, time_limit=2.0)
+    engine = CompiledEngine.from_rules(rules, time_limit=10.0)
+    assert ("cell", "1") in engine.next_state(engine.initial_state(), ["step"]).facts
 
 
 def test_reading_the_named_atoms_stops_at_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -327,18 +361,18 @@ def test_a_predicted_size_past_the_cap_is_refused_before_any_name_is_decoded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rules = parse_gdl(shifting_counter(40))
-    predicted, _, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
+    predicted, counted, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
     monkeypatch.undo()
-    monkeypatch.setattr(ground_size, "MAX_PREDICTED_NEXT_CHARS", predicted[0] - 1)
+    capped(monkeypatch, predicted[0] - 1)
     monkeypatch.setattr(grounder, "decode_arguments", never_decode)
     with pytest.raises(GroundingTooLarge) as caught:
         CompiledEngine.from_rules(rules)
     assert caught.value.reason == PREDICTED_TOO_LARGE
     monkeypatch.undo()
-    monkeypatch.setattr(ground_size, "MAX_PREDICTED_NEXT_CHARS", predicted[0])
+    capped(monkeypatch, max(predicted[0], counted))
     engine = CompiledEngine.from_rules(rules)
     assert ("cell", "1") in engine.next_state(engine.initial_state(), ["step"]).facts
 
 
 def test_the_early_prediction_has_the_cap_of_the_plan_count() -> None:
-    assert ground_size.MAX_PREDICTED_NEXT_CHARS == codegen.MAX_NEXT_BODY_CHARS
+    assert ground_size.MAX_PREDICTED_NEXT_CHARS == CodeCaps().max_next_body_chars

@@ -9,11 +9,13 @@ moves are inlined.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from .errors import GroundingTooLarge
 
 MAX_SOURCE = 8_000_000
-"""Larger generated modules are refused (compiling them would take too long)."""
+"""Larger generated modules are refused at the default time limit (compiling them would
+take too long); see :func:`caps_for` for longer ones."""
 
 MAX_NEXT_BODY_CHARS = 700_000
 """A plan whose next-state rule bodies left to code (:func:`next_body_chars`) take more
@@ -24,6 +26,28 @@ prediction, not a bound: every corpus game that compiles counts at most 0.66 mil
 takes 8 million characters) to 2.9 million (kalaha5x2x3 1.2 million and 2.1 s to compile
 given the time, kalaha6x2x4 2.9 million and 5.6 s, mineClearingSmall 1.7 million and
 12.8 s)."""
+
+BASE_TIME_LIMIT = 2.0
+"""The compile time limit (seconds) the two caps above are set for: the default."""
+
+
+@dataclass(frozen=True)
+class CodeCaps:
+    """The size caps of generated code for one compile attempt."""
+
+    max_source: int = MAX_SOURCE
+    max_next_body_chars: int = MAX_NEXT_BODY_CHARS
+
+
+def caps_for(time_limit: float) -> CodeCaps:
+    """The caps a compile ``time_limit`` allows: those of :data:`BASE_TIME_LIMIT`, grown
+    in proportion to a longer limit (the time to generate and compile code grows with
+    its size). At a 10 s limit (a 60 s start clock) kalaha5x2x3, kalaha6x2x4, pacman3p
+    and four_way_battle compile in 1.8 to 6.2 s and run 2 to 4 times faster than on the
+    interpreter; a game past its limit all the same is stopped by the deadline."""
+    scale = max(1.0, time_limit / BASE_TIME_LIMIT)
+    return CodeCaps(int(MAX_SOURCE * scale), int(MAX_NEXT_BODY_CHARS * scale))
+
 
 MAX_MOVE_GATE_BODIES = 64
 """Gates over moves with more bodies than this stay gates instead of being inlined."""
@@ -44,21 +68,24 @@ def number_chars(bits: float) -> float:
     return bits * DIGITS_PER_BIT if bits <= WIDE_NUMBER_BITS else PLACEHOLDER_CHARS
 
 
-def predicted_too_large() -> GroundingTooLarge:
+def predicted_too_large(max_source: int = MAX_SOURCE) -> GroundingTooLarge:
     """The refusal of a program whose next-state code is predicted past the cap."""
     return GroundingTooLarge(
-        f"the generated code would exceed {MAX_SOURCE} characters"
+        f"the generated code would exceed {max_source} characters"
         " (predicted from the next-state rule bodies)"
     )
 
 
 __all__ = [
+    "BASE_TIME_LIMIT",
+    "CodeCaps",
     "DIGITS_PER_BIT",
     "MAX_MOVE_GATE_BODIES",
     "MAX_NEXT_BODY_CHARS",
     "MAX_SOURCE",
     "PLACEHOLDER_CHARS",
     "WIDE_NUMBER_BITS",
+    "caps_for",
     "number_chars",
     "predicted_too_large",
 ]

@@ -30,9 +30,9 @@ from types import CodeType
 from typing import Any, NamedTuple
 
 from .code_limits import (
-    MAX_NEXT_BODY_CHARS,
     MAX_SOURCE,
     WIDE_NUMBER_BITS,
+    CodeCaps,
     number_chars,
     predicted_too_large,
 )
@@ -531,6 +531,7 @@ def generate_module(plan: Plan) -> Module:
     roles = list(range(len(network.roles)))
     out: list[str] = []
     size = 0
+    max_source = plan.caps.max_source
     numbers = Numbers()
     num = numbers.text
 
@@ -541,8 +542,8 @@ def generate_module(plan: Plan) -> Module:
         out.append("")
         # the module only grows: refuse it as soon as it passes the cap
         size += sum(len(line) + 5 for line in body)
-        if size > MAX_SOURCE:
-            raise _too_large()
+        if size > max_source:
+            raise _too_large(max_source)
 
     def conjs(values: list[Conj | None | bool]) -> list[Conj]:
         return [v for v in values if isinstance(v, frozenset)]
@@ -754,8 +755,8 @@ def _cond(value: Conj | None | bool, writer: GateWriter) -> str:
     return conj_code(value, writer.var, writer.ref, writer.num)
 
 
-def _too_large() -> GroundingTooLarge:
-    return GroundingTooLarge(f"the generated code would exceed {MAX_SOURCE} characters")
+def _too_large(max_source: int = MAX_SOURCE) -> GroundingTooLarge:
+    return GroundingTooLarge(f"the generated code would exceed {max_source} characters")
 
 
 def _digits(number: int) -> int:
@@ -777,21 +778,26 @@ def next_body_chars(plan: Plan) -> int:
 
 def check_predicted_size(plan: Plan) -> None:
     """Raise :class:`GroundingTooLarge` when the plan's next-state bodies are too many
-    to fit the module into :data:`MAX_SOURCE` (:data:`MAX_NEXT_BODY_CHARS`)."""
-    if next_body_chars(plan) > MAX_NEXT_BODY_CHARS:
-        raise predicted_too_large()
+    to fit the module into its cap (:data:`MAX_SOURCE` and :data:`MAX_NEXT_BODY_CHARS`
+    at the default time limit, ``plan.caps``)."""
+    if next_body_chars(plan) > plan.caps.max_next_body_chars:
+        raise predicted_too_large(plan.caps.max_source)
 
 
-def compile_plan(plan: Plan, deadline: float = float("inf")) -> dict[str, Any]:
-    """Generate, compile and run the module; returns its namespace."""
+def compile_plan(
+    plan: Plan, deadline: float = float("inf"), caps: CodeCaps | None = None
+) -> dict[str, Any]:
+    """Generate, compile and run the module within ``caps`` (by default those of the
+    default time limit); returns its namespace."""
     network = plan.network
     assert plan.next is not None
     plan.deadline = deadline
+    plan.caps = caps or CodeCaps()
     check_predicted_size(plan)
     source, numbers, tables = generate_module(plan)
     check_deadline(deadline, "generating code")
-    if len(source) > MAX_SOURCE:
-        raise _too_large()
+    if len(source) > plan.caps.max_source:
+        raise _too_large(plan.caps.max_source)
     namespace: dict[str, Any] = {"__source__": source, **tables}
     for r in range(len(network.roles)):
         namespace[f"D{r}"] = tuple(network.does_bit(r, j) for j in range(len(network.moves[r])))

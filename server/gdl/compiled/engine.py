@@ -12,6 +12,7 @@ from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, Term, wrap
 from .batch import BatchRunner
+from .code_limits import caps_for
 from .codegen import compile_plan
 from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
 from .estimate import work_budget
@@ -121,7 +122,8 @@ class CompiledEngine:
 
         Raises :class:`CompileError` (with ``reason``) when the game cannot be
         compiled: :class:`GroundingTooLarge` beyond ``max_ground_rules`` ground rules
-        or when the generated code is predicted past its size cap (from the ground
+        or when the generated code is predicted past its size cap (which grows with
+        ``time_limit``, :func:`~server.gdl.compiled.code_limits.caps_for`; from the ground
         program, :mod:`server.gdl.compiled.ground_size`, then from the plan),
         :class:`GroundingOverBudget` (a :class:`GroundingTooSlow`) as soon as grounding
         passes the rules ``time_limit`` allows (:func:`rule_budget`),
@@ -145,10 +147,11 @@ class CompiledEngine:
                 work_budget=work_budget(time_limit),
                 read_names=False,
             )
-            network = build_network(program, roles, deadline, work_budget(time_limit))
+            caps = caps_for(time_limit)
+            network = build_network(program, roles, deadline, work_budget(time_limit), caps)
             try:
                 plan = build_plan(network, deadline)
-                namespace = compile_plan(plan, deadline)
+                namespace = compile_plan(plan, deadline, caps)
             except (RecursionError, MemoryError, SyntaxError) as error:
                 raise CompileError(f"the generated code does not compile ({error})") from error
         if time.thread_time() > deadline:

@@ -27,6 +27,7 @@ from collections.abc import Collection
 from .code_limits import (
     MAX_MOVE_GATE_BODIES,
     MAX_NEXT_BODY_CHARS,
+    CodeCaps,
     number_chars,
     predicted_too_large,
 )
@@ -234,9 +235,12 @@ def check_predicted_next_chars(
     ignored: Collection[int],
     singles: list[tuple[int, tuple[int, ...]]],
     grouped: Grouped,
+    caps: CodeCaps | None = None,
 ) -> None:
     """Raise :class:`GroundingTooLarge` when the prediction passes
-    :data:`MAX_PREDICTED_NEXT_CHARS`."""
+    :data:`MAX_PREDICTED_NEXT_CHARS`, or the cap of ``caps`` when given."""
     predicted = predicted_next_chars(program, does, ignored, singles, grouped)
-    if predicted > MAX_PREDICTED_NEXT_CHARS:
-        raise predicted_too_large()
+    if caps is None:
+        caps = CodeCaps(max_next_body_chars=MAX_PREDICTED_NEXT_CHARS)
+    if predicted > caps.max_next_body_chars:
+        raise predicted_too_large(caps.max_source)

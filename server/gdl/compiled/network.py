@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from ..graphs import strongly_connected_components
 from ..terms import RawTerm, sort_key
+from .code_limits import CodeCaps
 from .errors import CompileError, check_deadline
 from .estimate import check_estimate, estimated_us
 from .ground_size import check_predicted_next_chars
@@ -87,6 +88,7 @@ def build_network(
     roles: list[str],
     deadline: float = float("inf"),
     work_budget: float = float("inf"),
+    caps: CodeCaps | None = None,
 ) -> Network:
     """Turn clingo's ground program into an optimised network, or raise CompileError.
 
@@ -112,6 +114,7 @@ def build_network(
         roles_of_moves.keys() - does_role.keys(),
         grouping.singles,
         grouping.grouped,
+        caps,
     )
     program.read_names(deadline)
     names = program.names

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .code_limits import MAX_MOVE_GATE_BODIES
+from .code_limits import MAX_MOVE_GATE_BODIES, CodeCaps
 from .errors import check_deadline
 from .network import Body, Network, Output
 
@@ -95,6 +95,8 @@ class Plan:
     next_gates: set[int] = field(default_factory=set)
     state_gates: set[int] = field(default_factory=set)
     deadline: float = float("inf")
+    caps: CodeCaps = field(default_factory=CodeCaps)
+    """The size caps of the generated code (set by :func:`compile_plan`)."""
     volatile: int = 0
 
     def uses(self, gate_ids: set[int]) -> Counter:
