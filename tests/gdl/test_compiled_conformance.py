@@ -22,7 +22,9 @@ import pytest
 from compiled_checks import engine_disagreements, fast_path_differences, trace_differences
 from shared_material import shared_files, shared_path, stem
 
+from server.gdl.compile_budget import MAX_TIME_LIMIT
 from server.gdl.compiled import CompiledEngine, CompileError, GroundingTooSlow
+from server.gdl.compiled.code_limits import caps_for
 from server.gdl.compiled.engine import DEFAULT_TIME_LIMIT
 from server.gdl.interpreter import Interpreter
 from server.gdl.parser import parse_gdl
@@ -31,6 +33,9 @@ PINNED = Path(__file__).with_name("compiled_games.txt")
 GENEROUS_TIME_LIMIT = 120.0
 """Seconds of CPU time: far above what any corpus game needs to compile or to reach a
 size cap (at most about 25 s), so that the caps, not the load of the machine, decide."""
+LARGEST_CAPS = caps_for(MAX_TIME_LIMIT)
+"""The code size caps of the longest compile time limit a match buys (a start clock of a
+minute or more): the caps that decide, whatever the generous time limit."""
 TOO_SLOW = "GroundingTooSlow"
 """The pinned outcome of a game that needs minutes to compile; it is checked with the
 default time limit, which it always exceeds."""
@@ -58,7 +63,8 @@ def compile_outcome(
     """The engine (if the game compiles) and the outcome as ``compiled_games.txt`` says it."""
     rules = parse_gdl(path.read_text(encoding="utf-8"))
     try:
-        return CompiledEngine.from_rules(rules, time_limit=time_limit), "compiles"
+        engine = CompiledEngine.from_rules(rules, time_limit=time_limit, caps=LARGEST_CAPS)
+        return engine, "compiles"
     except GroundingTooSlow:
         return None, TOO_SLOW
     except CompileError as error:

@@ -12,7 +12,7 @@ from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, Term, wrap
 from .batch import BatchRunner
-from .code_limits import caps_for
+from .code_limits import CodeCaps, caps_for
 from .codegen import compile_plan
 from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
 from .estimate import work_budget
@@ -117,8 +117,10 @@ class CompiledEngine:
         *,
         max_ground_rules: int = DEFAULT_MAX_GROUND_RULES,
         time_limit: float = DEFAULT_TIME_LIMIT,
+        caps: CodeCaps | None = None,
     ) -> CompiledEngine:
-        """Ground, optimise and generate code for a game.
+        """Ground, optimise and generate code for a game (``caps``: the size caps of
+        the generated code, by default those ``time_limit`` allows).
 
         Raises :class:`CompileError` (with ``reason``) when the game cannot be
         compiled: :class:`GroundingTooLarge` beyond ``max_ground_rules`` ground rules
@@ -147,7 +149,7 @@ class CompiledEngine:
                 work_budget=work_budget(time_limit),
                 read_names=False,
             )
-            caps = caps_for(time_limit)
+            caps = caps or caps_for(time_limit)
             network = build_network(program, roles, deadline, work_budget(time_limit), caps)
             try:
                 plan = build_plan(network, deadline)
