@@ -206,6 +206,18 @@ def test_the_estimate_budget_grows_with_the_time_limit() -> None:
     assert engine.network.stats["estimated_us"] > work_budget(0.1)
 
 
+def test_the_estimate_margin_grows_past_the_default_time_limit() -> None:
+    """1.5 times the limit up to the default 2 s; past it the margin grows with the limit
+    (the estimate overstates large programs, and a long start clock affords an attempt
+    that the deadline stops all the same)."""
+    assert work_budget(1.0) == 1.5e6
+    assert work_budget(DEFAULT_TIME_LIMIT) == 1.5 * DEFAULT_TIME_LIMIT * 1e6 == 3e6
+    assert work_budget(5.0) == (1.5 + 3 * 0.125) * 5.0 * 1e6
+    assert work_budget(10.0) == 2.5 * 10.0 * 1e6
+    limits = [0.1, 0.5, 1, 2, 3, 5, 8, 10, 60]
+    assert sorted(limits, key=work_budget) == limits
+
+
 def test_gates_over_many_move_only_gates_compile_quickly() -> None:
     """Replacing the six gates read by ``all`` by their bodies would give 8**6 bodies;
     the expansion now stops at the cap instead of building them all first (1 s)."""
