@@ -58,6 +58,8 @@ def _known_failure(key: tuple[int, int, int, float]) -> GdlError | None:
 
 
 def _remember_failure(key: tuple[int, int, int, float], error: GdlError) -> None:
+    error.__traceback__ = None  # its frames would keep the attempt's ground program alive
+    error.__context__ = error.__cause__ = None
     with _failed_compiles_lock:
         _failed_compiles[key] = error
         while len(_failed_compiles) > REMEMBERED_FAILURES:
