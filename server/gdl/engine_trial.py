@@ -89,18 +89,19 @@ def transition_rate(engine: Engine, *, seconds: float, transitions: int) -> floa
         for role in roles:
             moves = engine.legal_moves(state, role)
             if not moves:
-                return _rate(done, start, clock)
+                return _rate(done, start)
             joint.append(moves[int(rng.random() * len(moves))])
         state = engine.next_state(state, joint)
         done += 1
-    return _rate(done, start, clock)
+    return _rate(done, start)
 
 
-def _rate(done: int, start: float, clock: Callable[[], float]) -> float:
+def _rate(done: int, start: float) -> float:
+    """Timed transitions per second since ``start`` (thread CPU time)."""
     timed = done - WARM_UP_TRANSITIONS
     if timed <= 0:
         return float("inf")  # too few transitions to tell: nothing to race on
-    elapsed = clock() - start
+    elapsed = time.thread_time() - start
     return timed / elapsed if elapsed > 0 else float("inf")
 
 

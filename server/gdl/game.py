@@ -122,8 +122,9 @@ class Game:
         ``auto`` compiles the game when grounding stays within ``max_ground_rules``
         ground rules and ``compile_time_limit`` seconds, and otherwise falls back to
         the interpreter with a logged reason; a game that compiles but runs slower than
-        the interpreter in a timed trial (:mod:`.engine_trial`) falls back too. The defaults come from the environment
-        variables ``GGP_ENGINE``, ``GGP_COMPILE_TIME_LIMIT`` and ``GGP_COMPILE_MAX_RULES``
+        the interpreter in a timed trial (:mod:`.engine_trial`) falls back too. The
+        defaults come from the environment variables ``GGP_ENGINE``,
+        ``GGP_COMPILE_TIME_LIMIT`` and ``GGP_COMPILE_MAX_RULES``
         (without them 2 s, and a rule cap that grows with the time limit: see
         :mod:`.compile_budget`, which also gives the budget a start clock buys).
         """

@@ -11,10 +11,9 @@ from server.records import SubstitutePolicy
 from server.store import GameRecord, MatchRow, MatchStatus, PingRecord, PlayerRecord
 
 from .bot_models import CheckSummary
+from .query import MAX_QUERY_NUMBER
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$"
-MAX_OFFSET = 1_000_000_000
-"""The largest ``offset`` a list takes: far past any list, well within a database integer."""
 
 
 class _Body(BaseModel):
@@ -172,7 +171,7 @@ class MatchFilters(_Body):
     tournament: str | None = None
     status: MatchStatus | None = None
     limit: int = Field(default=100, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
+    offset: int = Field(default=0, ge=0, le=MAX_QUERY_NUMBER)
 
 
 class Health(BaseModel):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+MAX_QUERY_NUMBER = 1_000_000_000
+"""The largest offset or version a request may ask for: far past any list or game, well
+within a database integer."""
+
 
 def whole_number(text: str, *, most: int) -> int | None:
     """``text`` as a whole number from 0 to ``most``; ``None`` when it is not one (signs,

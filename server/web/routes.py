@@ -26,7 +26,7 @@ from . import models
 from .auth import Actor, authenticate
 from .errors import MAX_BODY, ErrorAnswer, error_middleware, error_response, validation_response
 from .json_body import parse_json_object
-from .query import whole_number
+from .query import MAX_QUERY_NUMBER, whole_number
 from .site import add_site
 from .tournament_routes import tournament_routes
 
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from .service import Service
 
 SERVICE = web.AppKey("service", object)
-MAX_VERSION = 1_000_000_000
-"""The largest game version asked for: far past any game's, well within a database integer."""
 Body = TypeVar("Body", bound=BaseModel)
 Handler = Callable[["Api", web.Request], Awaitable[web.StreamResponse]]
 
@@ -253,10 +251,10 @@ class Api:
         version_text = request.query.get("version")
         version = None
         if version_text is not None:
-            version = whole_number(version_text, most=MAX_VERSION)
+            version = whole_number(version_text, most=MAX_QUERY_NUMBER)
             if version is None:
                 raise InvalidInput(
-                    f"version is a whole number from 0 to {MAX_VERSION}", field="version"
+                    f"version is a whole number from 0 to {MAX_QUERY_NUMBER}", field="version"
                 )
         game = await self.store.get_game(request.match_info["name"], version)
         game = await with_lint_report(self.store, self.service.executor, game)

@@ -109,9 +109,7 @@ def test_code_over_the_size_cap_is_refused_before_any_is_generated(
 
 
 def test_a_game_at_the_predicted_size_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    rules = parse_gdl(shifting_counter(40))
-    predicted, counted, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
-    monkeypatch.undo()
+    rules, predicted, counted = shifting_counter_sizes(monkeypatch)
     capped(monkeypatch, max(predicted[0], counted))
     engine = CompiledEngine.from_rules(rules)
     state = engine.next_state(engine.initial_state(), ["step"])
@@ -132,9 +130,7 @@ def test_the_caps_grow_with_the_time_limit() -> None:
 def test_a_game_refused_at_the_default_time_limit_compiles_with_a_longer_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    rules = parse_gdl(shifting_counter(40))
-    predicted, counted, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
-    monkeypatch.undo()
+    rules, predicted, counted = shifting_counter_sizes(monkeypatch)
     cap = max(predicted[0], counted) // 4  # under both counts, and five times it over both
     assert 5 * cap >= max(predicted[0], counted) and cap < min(predicted[0], counted)
     monkeypatch.setattr(code_limits, "MAX_NEXT_BODY_CHARS", cap)
@@ -320,6 +316,16 @@ COUNTER = """
 """Next-state bodies left to code: each tests another fluent than the one it sets."""
 
 
+def shifting_counter_sizes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[list[Any], list[int], int]:
+    """The rules of a 40-cell shifting counter, the sizes predicted of them and the
+    plan's count (see :func:`predicted_and_counted`), the patches undone."""
+    predicted, counted, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
+    monkeypatch.undo()
+    return parse_gdl(shifting_counter(40)), predicted, counted
+
+
 def predicted_and_counted(
     monkeypatch: pytest.MonkeyPatch, text: str
 ) -> tuple[list[int], int, list[object]]:
@@ -360,9 +366,7 @@ def test_the_prediction_from_the_ground_program_is_near_the_count_of_the_plan(
 def test_a_predicted_size_past_the_cap_is_refused_before_any_name_is_decoded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    rules = parse_gdl(shifting_counter(40))
-    predicted, counted, _ = predicted_and_counted(monkeypatch, shifting_counter(40))
-    monkeypatch.undo()
+    rules, predicted, counted = shifting_counter_sizes(monkeypatch)
     capped(monkeypatch, predicted[0] - 1)
     monkeypatch.setattr(grounder, "decode_arguments", never_decode)
     with pytest.raises(GroundingTooLarge) as caught:

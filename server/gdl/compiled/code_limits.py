@@ -28,7 +28,8 @@ given the time, kalaha6x2x4 2.9 million and 5.6 s, mineClearingSmall 1.7 million
 12.8 s)."""
 
 BASE_TIME_LIMIT = 2.0
-"""The compile time limit (seconds) the two caps above are set for: the default."""
+"""The compiled engine's default compile time limit (seconds, CPU time): the caps above
+are set for it, and the cost estimate's margin (:mod:`.estimate`) is set at it."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def number_chars(bits: float) -> float:
     return bits * DIGITS_PER_BIT if bits <= WIDE_NUMBER_BITS else PLACEHOLDER_CHARS
 
 
-def predicted_too_large(max_source: int = MAX_SOURCE) -> GroundingTooLarge:
+def predicted_too_large(max_source: int) -> GroundingTooLarge:
     """The refusal of a program whose next-state code is predicted past the cap."""
     return GroundingTooLarge(
         f"the generated code would exceed {max_source} characters"

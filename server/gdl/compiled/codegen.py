@@ -30,7 +30,6 @@ from types import CodeType
 from typing import Any, NamedTuple
 
 from .code_limits import (
-    MAX_SOURCE,
     WIDE_NUMBER_BITS,
     CodeCaps,
     number_chars,
@@ -755,7 +754,7 @@ def _cond(value: Conj | None | bool, writer: GateWriter) -> str:
     return conj_code(value, writer.var, writer.ref, writer.num)
 
 
-def _too_large(max_source: int = MAX_SOURCE) -> GroundingTooLarge:
+def _too_large(max_source: int) -> GroundingTooLarge:
     return GroundingTooLarge(f"the generated code would exceed {max_source} characters")
 
 

@@ -12,7 +12,7 @@ from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, Term, wrap
 from .batch import BatchRunner
-from .code_limits import CodeCaps, caps_for
+from .code_limits import BASE_TIME_LIMIT, CodeCaps, caps_for
 from .codegen import compile_plan
 from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
 from .estimate import work_budget
@@ -22,7 +22,7 @@ from .network import build_network
 from .plan import Plan, build_plan
 
 DEFAULT_MAX_GROUND_RULES = 300_000
-DEFAULT_TIME_LIMIT = 2.0
+DEFAULT_TIME_LIMIT = BASE_TIME_LIMIT
 TRIAL_STATES = 64
 """The first states asked about are worked out both ways, incrementally and afresh,
 and timed; the way faster on most of them is then kept (the answers are the same)."""

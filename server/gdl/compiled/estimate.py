@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .code_limits import BASE_TIME_LIMIT
 from .errors import NetworkOverBudget
 
 US_PER_GROUND_RULE = 4
@@ -32,9 +33,6 @@ ESTIMATE_MARGIN = 1.5
 default limit (:data:`BASE_TIME_LIMIT`). On the corpus every game that compiles within
 the default 2 s is estimated at 2.5 s or less (the largest, pawnToQueen and
 checkersTiny, compile in 1.2 to 1.9 s); the games estimated past 3 s need 3 to 7 s."""
-
-BASE_TIME_LIMIT = 2.0
-"""The default compile time limit, at which the margin is :data:`ESTIMATE_MARGIN`."""
 
 MARGIN_GROWTH = 0.125
 """How much the margin grows per second of time limit past :data:`BASE_TIME_LIMIT` (2.5
@@ -125,7 +123,6 @@ class EstimateFloor:
 
 
 __all__ = [
-    "BASE_TIME_LIMIT",
     "ESTIMATE_MARGIN",
     "MARGIN_GROWTH",
     "EstimateFloor",
