@@ -21,8 +21,9 @@ from typing import Any
 from ..errors import GdlError
 from ..parser import Rule
 from ..state import State
-from ..terms import RawTerm, sort_key, unwrap, wrap
+from ..terms import RawTerm, sort_key, unwrap
 from .codegen import PATCH_MIN_FACTS, CompiledRule, IndexSpec, Relation, RuleCompiler
+from .move_order import MoveOrder
 from .program import (
     DOES_KEY,
     TRUE_KEY,
@@ -909,9 +910,10 @@ class Interpreter:
         of a match or a playout asks the same state several times in a row."""
         self._next_facts: dict[State, set] = {}
         """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
-        self._moves: dict[RawTerm, tuple[tuple, RawTerm]] = {}
-        """Per legal move seen: its sort key and its public term (legal moves recur from
-        state to state; building both anew took half the public API's time on some games)."""
+        self._move_order = MoveOrder()
+        """Per legal move seen: its rank in the public order and its public term (legal
+        moves recur from state to state; building both anew took half the public API's
+        time on some games, sorting by sort keys a sixth on others)."""
         self._legal_groups: dict[int, tuple[Relation, dict, dict]] = {}
         """Legal moves grouped by role and sorted, by the ``legal`` relation (by its id;
         the relation is kept, so the id is not reused): states share relations."""
@@ -1520,21 +1522,26 @@ class Interpreter:
             if known is not None and known[0] is relation:  # shared with an earlier state
                 context.legal, context.legal_sets = known[1], known[2]
                 return context
-            keyed: dict[str, list[tuple[tuple, RawTerm]]] = {}
-            raw: dict[str, dict[RawTerm, RawTerm]] = {}
-            cache = self._moves
+            by_role: dict[str, list[RawTerm]] = {}
+            order = self._move_order
+            rank, public = order.rank, order.public
+            missing = False
             for who, move in relation.facts:
-                known_move = cache.get(move)
-                if known_move is None:
-                    if len(cache) >= MOVE_CACHE:
-                        cache.clear()
-                    known_move = cache[move] = (sort_key(move), wrap(move))
-                keyed.setdefault(who, []).append(known_move)
-                raw.setdefault(who, {})[move] = move
+                if move not in rank:
+                    missing = True
+                found = by_role.get(who)
+                if found is None:
+                    by_role[who] = [move]
+                else:
+                    found.append(move)
+            if missing:
+                rank, public = order.ranked([move for _, move in relation.facts])
             grouped: dict[str, list[RawTerm]] = {}
-            for who, entries in keyed.items():
-                entries.sort(key=_first)
-                grouped[who] = [term for _, term in entries]
+            raw: dict[str, dict[RawTerm, RawTerm]] = {}
+            for who, moves in by_role.items():
+                moves.sort(key=rank.__getitem__)
+                grouped[who] = list(map(public.__getitem__, moves))
+                raw[who] = dict(zip(moves, moves, strict=True))
             context.legal = grouped
             context.legal_sets = raw
             if len(self._legal_groups) >= CACHED_STATES:
