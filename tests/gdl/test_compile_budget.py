@@ -59,9 +59,9 @@ def test_without_a_start_clock_the_budget_is_the_engines_default() -> None:
         (10, 2.0, 300_000),
         (12, 2.0, 300_000),
         (30, 5.0, 300_000),
-        (45, 7.5, 375_000),
-        (60, 10.0, 500_000),
-        (3600, 10.0, 500_000),
+        (45, 7.5, 355_000),
+        (60, 10.0, 480_000),
+        (3600, 10.0, 480_000),
     ],
 )
 def test_a_sixth_of_the_start_clock_from_2_to_10_seconds_with_the_rules_it_allows(
@@ -81,14 +81,14 @@ def test_the_environment_overrides_the_start_clock(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_budget_is_cut_down_to_a_ceiling() -> None:
-    budget = CompileBudget(10.0, 500_000)
+    budget = CompileBudget(10.0, 480_000)
     assert budget.within(20.0) is budget
-    assert budget.within(4.0) == CompileBudget(4.0, 500_000)
+    assert budget.within(4.0) == CompileBudget(4.0, 480_000)
 
 
 def test_the_game_compiles_with_the_rules_cap_that_goes_with_its_time_limit() -> None:
     game = Game.from_text(CUBE, compile_time_limit=10.0)
-    assert game.compile_budget == CompileBudget(10.0, 500_000)
+    assert game.compile_budget == CompileBudget(10.0, 480_000)
     assert Game.from_text(CUBE, engine="interpreter").compile_budget is None
 
 

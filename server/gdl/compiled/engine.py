@@ -34,16 +34,28 @@ GROUND_RULES_PER_SECOND = 50_000
 """Ground rules one second of the time limit allows. Compiling costs 12 to 30 us of
 CPU time per ground rule on the corpus (grounding, reading, folding, planning and
 generating code together); the largest corpus games that compile within the default
-2 s have 70,000 to 95,000 ground rules (checkersTiny 69,666, pawnToQueen 78,480,
-knightwar 94,787) and need 0.9 to 1.8 s, and the others between 80,000 and 100,000 are
-refused by their predicted code size or estimate. So an attempt stops as soon as
-grounding passes this budget (100,000 rules for 2 s) instead of grounding on up to the
-cap or the deadline; a budget much lower would lose knightwar."""
+2 s have 68,000 to 79,000 ground rules (checkersTiny 67,954, max_knights 75,191,
+pawnToQueen 78,480) and need 0.6 to 1.3 s, and those between 80,000 and 100,000 need 4
+to 6 s. So an attempt stops as soon as grounding passes this budget (80,000 rules for
+2 s, see :data:`ATTEMPT_SECONDS`) instead of grounding on up to the cap or the
+deadline."""
+
+ATTEMPT_SECONDS = 0.4
+"""The part of the time limit that buys no ground rules (at most :data:`ATTEMPT_SHARE`
+of it): what an attempt costs besides them (reading the rules, the network of a small
+game). Grounding alone costs 3.4 to 5.7 us a rule up to the budget (laikLee_hex, from
+one process to the next on the same machine), so a failed attempt on a game past the
+budget costs 0.27 to 0.46 s at the default 2 s, where 100,000 rules cost 0.34 to
+0.57 s."""
+
+ATTEMPT_SHARE = 0.2
+"""The most of a short time limit that :data:`ATTEMPT_SECONDS` takes."""
 
 
 def rule_budget(time_limit: float) -> int:
     """The ground rules that ``time_limit`` seconds of compiling allow."""
-    return int(GROUND_RULES_PER_SECOND * max(time_limit, 0.0))
+    overhead = min(ATTEMPT_SECONDS, time_limit * ATTEMPT_SHARE)
+    return round(GROUND_RULES_PER_SECOND * max(time_limit - overhead, 0.0))
 
 
 @dataclass(frozen=True)
