@@ -95,6 +95,30 @@ MARKS = """
 (goal a 50) (goal b 50)
 """
 
+PITS = """
+(role p)
+(init (pit 1 2)) (init (pit 2 0)) (init (pit 3 1)) (init (pit 4 3)) (init (level 0))
+(pit 1) (pit 2) (pit 3) (pit 4)
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5)
+(<= (legal p (sow ?x)) (true (pit ?x ?n)) (distinct ?n 0))
+(legal p up)
+(legal p down)
+; a pit keeps its count unless it is sown, under every move: copied fluents, many of
+; them under the same other literals
+(<= (next (pit ?x ?n)) (true (pit ?x ?n)) (does p (sow ?y)) (distinct ?x ?y))
+(<= (next (pit ?x ?n)) (true (pit ?x ?n)) (does p up))
+(<= (next (pit ?x ?n)) (true (pit ?x ?n)) (does p down) (true (level 0)))
+(<= (next (pit ?x 0)) (does p (sow ?x)))
+; the level goes up or down by one: fluents moved by the same number of bits
+(<= (next (level ?n)) (does p up) (true (level ?m)) (succ ?m ?n))
+(<= (next (level ?m)) (does p down) (true (level ?n)) (succ ?m ?n))
+(<= (next (level 0)) (does p down) (true (level 0)))
+(<= (next (level ?n)) (true (level ?n)) (does p (sow ?x)))
+(<= terminal (true (level 5)))
+(<= terminal (not (true (pit 1 2))) (not (true (pit 4 3))))
+(goal p 100)
+"""
+
 
 def _state(*facts: str) -> State:
     return State(parse_term(fact) for fact in facts)
@@ -180,8 +204,24 @@ def _reachable(engine: CompiledEngine, limit: int) -> list[State]:
     return seen
 
 
+def test_copied_and_shifted_fluents_are_set_by_one_mask_operation_each() -> None:
+    engine = CompiledEngine.from_rules(parse_gdl(PITS))
+    assert ") >> 1" in engine.source or ") << 1" in engine.source  # the level, moved
+    assert "n |= X & " in engine.source  # the pits kept, copied
+    before = _state("(pit 1 2)", "(pit 2 0)", "(pit 3 1)", "(pit 4 3)", "(level 2)")
+    assert _next(PITS, before, "up") == {
+        "(pit 1 2)", "(pit 2 0)", "(pit 3 1)", "(pit 4 3)", "(level 3)"
+    }  # fmt: skip
+    assert _next(PITS, before, "down") == {"(level 1)"}
+    assert _next(PITS, before, "(sow 3)") == {
+        "(pit 1 2)", "(pit 2 0)", "(pit 3 0)", "(pit 4 3)", "(level 2)"
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    "text", [LAMPS, MEETING, WALLS, MARKS], ids=["lamps", "meeting", "walls", "marks"]
+    "text",
+    [LAMPS, MEETING, WALLS, MARKS, PITS],
+    ids=["lamps", "meeting", "walls", "marks", "pits"],
 )
 def test_every_joint_move_of_every_reachable_state_agrees_with_the_interpreter(
     text: str,

@@ -21,11 +21,10 @@ MAX_NEXT_BODY_CHARS = 700_000
 """A plan whose next-state rule bodies left to code (:func:`next_body_chars`) take more
 characters than this, counted as written (wide numbers as placeholders), is refused
 before any code is generated: ``next`` and ``playout`` both write these bodies. A
-prediction, not a bound: every corpus game that compiles counts at most 0.66 million
-(colonelBlottoVariant); the games it refuses count 0.74 million (alexChess, whose module
-takes 8 million characters) to 2.9 million (kalaha5x2x3 1.2 million and 2.1 s to compile
-given the time, kalaha6x2x4 2.9 million and 5.6 s, mineClearingSmall 1.7 million and
-12.8 s)."""
+prediction, not a bound. Fluents copied (or moved by the same number of bits) under the
+same other literals count once, as they are written as one mask operation: kalaha5x2x3
+then counts 0.64 million (1.2 million before) and compiles in 1.35 s, kalaha6x2x4 1.8
+million, alexChess 0.15 million (0.74 before), mineClearingSmall 4,000 (1.7 million)."""
 
 BASE_TIME_LIMIT = 2.0
 """The compiled engine's default compile time limit (seconds, CPU time): the caps above

@@ -699,20 +699,75 @@ def _next_lines(
     for r in roles:
         for j in range(len(network.moves[r])):
             owner[network.does_bit(r, j)] = (r, j)
-    by_move: dict[int, dict[int, list[tuple[Conj | None, str]]]] = {}
-    rest: list[tuple[Conj | None, str]] = []
+    by_move: dict[int, dict[int, list[tuple[Conj, int]]]] = {}
+    rest: list[tuple[Conj, int]] = []
     fluent_mask = (1 << len(network.fluents)) - 1
     for body, bit in tables.general:
         key = _move_key(body, fluent_mask)
         if key is None:
-            rest.append((body, f"n |= {num(bit)}"))
+            rest.append((body, bit))
             continue
         r, j = owner[key[1]]
-        by_move.setdefault(r, {}).setdefault(j, []).append((body - {key}, f"n |= {num(bit)}"))
+        by_move.setdefault(r, {}).setdefault(j, []).append((body - {key}, bit))
     for r, moves in sorted(by_move.items()):
-        lines += _dispatch(f"m{r}", sorted(moves), moves, var, writer.ref, plan.deadline, num)
-    lines += items_code(rest, var, writer.ref, deadline=plan.deadline, num=num)
+        actions = {j: _set_actions(bodies, var, fluent_mask, num) for j, bodies in moves.items()}
+        lines += _dispatch(f"m{r}", sorted(moves), actions, var, writer.ref, plan.deadline, num)
+    others = _set_actions(rest, var, fluent_mask, num)
+    lines += items_code(others, var, writer.ref, deadline=plan.deadline, num=num)
     return lines
+
+
+def _set_actions(
+    bodies: list[tuple[Conj, int]], var: str, fluent_mask: int, num: Number
+) -> list[tuple[Conj | None, str]]:
+    """The next-state rule bodies as actions under conditions; those that copy a fluent
+    (or move it by the same number of bits) under the same other literals become one
+    action: ``n |= X & M`` (shifted) instead of an ``if`` a fluent. A pit's count that
+    stays as it is unless the pit is sown, a piece that keeps its square, a counter that
+    goes up by one: kalaha5x2x3's next-state code tested and set 90 such fluents one by
+    one under each move."""
+    copies: dict[tuple[Conj, int], list[int]] = {}
+    actions: list[tuple[Conj | None, str]] = []
+    for body, bit in bodies:
+        source = _copied_from(body, bit, fluent_mask)
+        if source is None:
+            actions.append((body, f"n |= {num(bit)}"))
+            continue
+        distance = source.bit_length() - bit.bit_length()
+        copies.setdefault((body - {("p", source)}, distance), []).append(source)
+    for (condition, distance), sources in copies.items():
+        if len(sources) == 1:
+            source = sources[0]
+            actions.append((condition | {("p", source)}, f"n |= {num(_moved(source, distance))}"))
+            continue
+        mask = 0
+        for source in sources:
+            mask |= source
+        copied = f"{var} & {num(mask)}"
+        if distance > 0:
+            copied = f"({copied}) >> {distance}"
+        elif distance < 0:
+            copied = f"({copied}) << {-distance}"
+        actions.append((condition or None, f"n |= {copied}"))
+    return actions
+
+
+def _copied_from(body: Conj, bit: int, fluent_mask: int) -> int | None:
+    """The fluent a body copies into ``bit``: the fluent itself when the body holds it,
+    else the body's one positive fluent literal, if it has exactly one."""
+    if ("p", bit) in body:
+        return bit
+    found = None
+    for kind, value in body:
+        if kind == "p" and value & fluent_mask and not value & (value - 1):
+            if found is not None:
+                return None
+            found = value
+    return found
+
+
+def _moved(source: int, distance: int) -> int:
+    return source >> distance if distance >= 0 else source << -distance
 
 
 def _move_key(body: Conj, fluent_mask: int) -> Lit | None:
@@ -767,12 +822,21 @@ def _digits(number: int) -> int:
 def next_body_chars(plan: Plan) -> int:
     """The characters of the next-state rule bodies left to code, each written out on
     its own: the numbers of its literals and the fluent it sets, and a few characters
-    around each (counted, not generated)."""
+    around each (counted, not generated); the fluents copied under the same literals
+    (:func:`_set_actions`) count once."""
     assert plan.next is not None
-    return sum(
-        _digits(bit) + 10 + sum(_digits(value) + 4 for _, value in body)
-        for body, bit in plan.next.general
-    )
+    fluent_mask = (1 << len(plan.network.fluents)) - 1
+    copies: set[tuple[Conj, int]] = set()
+    total = 0
+    for body, bit in plan.next.general:
+        source = _copied_from(body, bit, fluent_mask)
+        if source is not None:  # copies under the same literals are one action
+            key = (body - {("p", source)}, source.bit_length() - bit.bit_length())
+            if key in copies:
+                continue
+            copies.add(key)
+        total += _digits(bit) + 10 + sum(_digits(value) + 4 for _, value in body)
+    return total
 
 
 def check_predicted_size(plan: Plan) -> None:
