@@ -41,7 +41,7 @@ def test_a_gap_that_runs_out_renumbers_and_keeps_the_order() -> None:
         order.sort([move])
     everything = [low, high, *inserted]
     assert order.sort(list(reversed(everything))) == sorted(everything, key=sort_key)
-    ranks = [order.rank[move] for move in sorted(everything, key=sort_key)]
+    ranks = [order.tables[0][move] for move in sorted(everything, key=sort_key)]
     assert ranks == sorted(set(ranks))
 
 

@@ -722,19 +722,19 @@ def _set_actions(
 ) -> list[tuple[Conj | None, str]]:
     """The next-state rule bodies as actions under conditions; those that copy a fluent
     (or move it by the same number of bits) under the same other literals become one
-    action: ``n |= X & M`` (shifted) instead of an ``if`` a fluent. A pit's count that
+    action, ``n |= X & M`` (shifted), instead of one ``if`` per fluent. A pit's count that
     stays as it is unless the pit is sown, a piece that keeps its square, a counter that
     goes up by one: kalaha5x2x3's next-state code tested and set 90 such fluents one by
     one under each move."""
     copies: dict[tuple[Conj, int], list[int]] = {}
     actions: list[tuple[Conj | None, str]] = []
     for body, bit in bodies:
-        source = _copied_from(body, bit, fluent_mask)
-        if source is None:
+        copy = _copy(body, bit, fluent_mask)
+        if copy is None:
             actions.append((body, f"n |= {num(bit)}"))
             continue
-        distance = source.bit_length() - bit.bit_length()
-        copies.setdefault((body - {("p", source)}, distance), []).append(source)
+        condition, distance, source = copy
+        copies.setdefault((condition, distance), []).append(source)
     for (condition, distance), sources in copies.items():
         if len(sources) == 1:
             source = sources[0]
@@ -752,18 +752,20 @@ def _set_actions(
     return actions
 
 
-def _copied_from(body: Conj, bit: int, fluent_mask: int) -> int | None:
-    """The fluent a body copies into ``bit``: the fluent itself when the body holds it,
-    else the body's one positive fluent literal, if it has exactly one."""
-    if ("p", bit) in body:
-        return bit
-    found = None
-    for kind, value in body:
-        if kind == "p" and value & fluent_mask and not value & (value - 1):
-            if found is not None:
-                return None
-            found = value
-    return found
+def _copy(body: Conj, bit: int, fluent_mask: int) -> tuple[Conj, int, int] | None:
+    """How a body copies a fluent into ``bit``, if it does: its other literals, the bits
+    the fluent moves down by, and the fluent. The fluent is ``bit`` itself when the body
+    holds it, else the body's one positive fluent literal, if it has exactly one."""
+    source = bit if ("p", bit) in body else None
+    if source is None:
+        for kind, value in body:
+            if kind == "p" and value & fluent_mask and not value & (value - 1):
+                if source is not None:
+                    return None
+                source = value
+        if source is None:
+            return None
+    return body - {("p", source)}, source.bit_length() - bit.bit_length(), source
 
 
 def _moved(source: int, distance: int) -> int:
@@ -829,9 +831,9 @@ def next_body_chars(plan: Plan) -> int:
     copies: set[tuple[Conj, int]] = set()
     total = 0
     for body, bit in plan.next.general:
-        source = _copied_from(body, bit, fluent_mask)
-        if source is not None:  # copies under the same literals are one action
-            key = (body - {("p", source)}, source.bit_length() - bit.bit_length())
+        copy = _copy(body, bit, fluent_mask)
+        if copy is not None:  # copies under the same literals are one action
+            key = copy[:2]
             if key in copies:
                 continue
             copies.add(key)

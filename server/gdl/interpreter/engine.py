@@ -46,7 +46,8 @@ TERMINAL_KEY: RelationKey = "terminal"
 DYNAMIC_GUESS = 64.0
 CACHED_STATES = 32
 MOVE_CACHE = 100_000
-"""Moves whose public term and sort key are kept for the next state that has them."""
+"""Moves and joint moves whose matched ``does`` patterns are kept (see
+:meth:`Interpreter._joint_bits`) before those caches start again empty."""
 MATERIALISE_BUDGET = 30_000
 """Facts a relation may reach before it is computed on demand instead."""
 STATE_MATERIALISE_BUDGET = 300
@@ -1524,7 +1525,7 @@ class Interpreter:
                 return context
             by_role: dict[str, list[RawTerm]] = {}
             order = self._move_order
-            rank, public = order.rank, order.public
+            rank, public = order.tables
             missing = False
             for who, move in relation.facts:
                 if move not in rank:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from collections.abc import Collection
+from operator import itemgetter
 
 from ..terms import RawTerm, sort_key, wrap
 
@@ -23,22 +24,25 @@ SPACING = 1 << 24
 """The gap between neighbouring ranks after a renumbering."""
 BULK = 32
 """New moves at once past which all are re-sorted rather than inserted one by one."""
-MOVE_CACHE = 100_000
+MOVES_KEPT = 100_000
 """Moves kept at most; past it the order starts again empty."""
+
+Tables = tuple[dict[RawTerm, int], dict[RawTerm, RawTerm]]
+"""Each move's rank and each move's public term."""
 
 
 class MoveOrder:
     """Every move seen so far: its rank in sort-key order and its public term.
 
-    Readers take :attr:`rank` and :attr:`public` without a lock: a renumbering or a
-    fresh start replaces both dictionaries rather than changing the ranks in them, so a
-    reader's dictionaries stay consistent while another thread adds moves.
+    Readers take :attr:`tables` (one attribute, read at once) without a lock: a
+    renumbering replaces the rank dictionary and a fresh start both, rather than changing
+    the ranks in them, so a reader's tables stay consistent while another thread adds
+    moves.
     """
 
-    def __init__(self, limit: int = MOVE_CACHE) -> None:
+    def __init__(self, limit: int = MOVES_KEPT) -> None:
         self.limit = limit
-        self.rank: dict[RawTerm, int] = {}
-        self.public: dict[RawTerm, RawTerm] = {}
+        self.tables: Tables = ({}, {})
         self._keys: list[tuple] = []
         """The sort keys of the moves, in order."""
         self._moves: list[RawTerm] = []
@@ -48,12 +52,10 @@ class MoveOrder:
     def __len__(self) -> int:
         return len(self._moves)
 
-    def ranked(
-        self, moves: Collection[RawTerm]
-    ) -> tuple[dict[RawTerm, int], dict[RawTerm, RawTerm]]:
-        """The rank and public-term dictionaries, with every move of ``moves`` in them."""
+    def ranked(self, moves: Collection[RawTerm]) -> Tables:
+        """The :attr:`tables`, with every move of ``moves`` in them."""
         with self._lock:
-            rank = self.rank
+            rank = self.tables[0]
             new = {move for move in moves if move not in rank}
             if new:
                 if len(rank) + len(new) > self.limit:
@@ -64,7 +66,7 @@ class MoveOrder:
                 else:
                     for move in new:
                         self._insert(move)
-            return self.rank, self.public
+            return self.tables
 
     def sort(self, moves: list[RawTerm]) -> list[RawTerm]:
         """``moves`` sorted in place (and returned) in the public order."""
@@ -73,16 +75,17 @@ class MoveOrder:
         return moves
 
     def _start_again(self) -> None:
-        self.rank, self.public = {}, {}
+        self.tables = ({}, {})
         self._keys, self._moves = [], []
 
     def _insert(self, move: RawTerm) -> None:
         key = sort_key(move)
-        keys, moves, rank = self._keys, self._moves, self.rank
+        keys, moves = self._keys, self._moves
+        rank, public = self.tables
         at = bisect_left(keys, key)
         keys.insert(at, key)
         moves.insert(at, move)
-        self.public[move] = wrap(move)
+        public[move] = wrap(move)
         below = rank[moves[at - 1]] if at else None
         above = rank[moves[at + 1]] if at + 1 < len(moves) else None
         if above is None:
@@ -95,25 +98,21 @@ class MoveOrder:
             self._renumber()
 
     def _merge(self, new: set[RawTerm]) -> None:
-        public = self.public
+        public = self.tables[1]
         for move in new:
             public[move] = wrap(move)
         pairs = sorted(
             [*zip(self._keys, self._moves, strict=True), *((sort_key(move), move) for move in new)],
-            key=_key_of,
+            key=itemgetter(0),
         )
         self._keys = [key for key, _ in pairs]
         self._moves = [move for _, move in pairs]
         self._renumber()
 
     def _renumber(self) -> None:
-        """Every rank anew, :data:`SPACING` apart (new dictionaries, see the class)."""
-        self.rank = {move: (at + 1) * SPACING for at, move in enumerate(self._moves)}
-        self.public = dict(self.public)
-
-
-def _key_of(pair: tuple[tuple, RawTerm]) -> tuple:
-    return pair[0]
+        """Every rank anew, :data:`SPACING` apart (a new dictionary, see the class)."""
+        rank = {move: (at + 1) * SPACING for at, move in enumerate(self._moves)}
+        self.tables = (rank, self.tables[1])
 
 
 __all__ = ["MoveOrder"]
