@@ -67,7 +67,7 @@ def shifting_counter(cells: int) -> str:
     (<= (next (seen ?x)) (true (seen ?x)))
     (<= (far ?x) (true (seen ?x)) (true (cell ?x)))
     (<= terminal (true (cell {cells - 1})))
-    (<= terminal (far 5))
+    (<= terminal (far ?x))
     (<= (goal r 100) terminal)
     (<= (goal r 0) (not terminal))
     """

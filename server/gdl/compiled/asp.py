@@ -27,7 +27,9 @@ import clingo
 
 from ..parser import Rule
 from ..terms import RawTerm
+from .demand import DEMAND_PREFIX, demand_arguments, demand_body, demanded_positions
 from .errors import CompileError
+from .relations import RelationKey, relation_key, term_variables
 
 KEYWORD_PREDICATES = {
     ("true", 1): "t",
@@ -49,16 +51,6 @@ OPEN_INPUTS = """\
 
 MAX_DISJUNCTS = 4096
 """The largest number of rules one GDL rule with ``or`` may expand into."""
-
-RelationKey = tuple[str, int, bool]
-"""A relation: name, number of arguments, and whether it is written as a compound."""
-
-
-def relation_key(sentence: RawTerm) -> RelationKey:
-    """The relation a sentence belongs to; ``p`` and ``(p)`` are different relations."""
-    if isinstance(sentence, str):
-        return (sentence, 0, False)
-    return (sentence[0], len(sentence) - 1, True)
 
 
 def encode_constant(name: str) -> str:
@@ -115,6 +107,9 @@ class Translator:
 
     dynamic: frozenset[RelationKey] = frozenset()
     """The relations that depend on the state or the moves (set by :meth:`program`)."""
+    demand: dict[RelationKey, tuple[int, ...]] = {}
+    """The demanded relations, with the argument positions their demand atoms hold
+    (set by :meth:`program`)."""
 
     def __init__(self) -> None:
         self.predicates: dict[RelationKey, str] = {}
@@ -133,7 +128,8 @@ class Translator:
         return found
 
     def program(self, rules: Iterable[Rule]) -> str:
-        """The whole ASP program: the open inputs, then one or more rules per GDL rule.
+        """The whole ASP program: the open inputs, then one or more rules per GDL rule
+        (and the demand rules of the demanded relations, :mod:`.demand`).
 
         ``source_of[n]`` is the GDL rule that line ``n`` (1-based) comes from.
         """
@@ -141,27 +137,69 @@ class Translator:
         self.source_of: dict[int, Rule] = {}
         kept = [rule for rule in rules if relation_key(rule.head)[0] not in ("base", "input")]
         self.dynamic = dynamic_relations(kept)
-        for rule in kept:
-            for line in self.rule(rule):
+        expanded = [(rule, body) for rule in kept for body in _bodies(rule)]
+        self.demand = demanded_positions(
+            ((rule.head, body) for rule, body in expanded), self.dynamic
+        )
+        for rule, body in expanded:
+            for line in self.rule_lines(rule.head, body):
                 lines.append(line)
                 self.source_of[len(lines)] = rule
         return "\n".join(lines)
 
+    def demand_predicates(self) -> dict[str, int]:
+        """The demand atoms' predicate names, with their numbers of arguments."""
+        return {
+            DEMAND_PREFIX + self.predicate(key): len(positions)
+            for key, positions in self.demand.items()
+        }
+
     def rule(self, rule: Rule) -> list[str]:
+        """The ASP rules of one GDL rule (one per combination of ``or`` alternatives)."""
+        return [line for body in _bodies(rule) for line in self.rule_lines(rule.head, body)]
+
+    def rule_lines(self, head: RawTerm, body: tuple[RawTerm, ...]) -> list[str]:
+        """The ASP rule of a head and a body without ``or``, after the demand rules of
+        the literals in it that read demanded relations."""
         names: dict[str, str] = {}
-        head = self.atom(rule.head, names)
-        alternatives = [_disjuncts(literal) for literal in rule.body]
-        count = 1
-        for options in alternatives:
-            count *= len(options)
-        if count > MAX_DISJUNCTS:
-            raise CompileError(f"the rule at {rule.where} expands into {count} rules ('or')")
+        head_text = self.atom(head, names)
+        head_demand = self.demand_atom(head, names)
         out = []
-        for body in itertools.product(*alternatives):
-            local = _local_variables(rule.head, body, self.dynamic)
-            literals = [self.literal(literal, names, local) for literal in body]
-            out.append(f"{head} :- {', '.join(literals)}." if literals else f"{head}.")
+        for index, literal in enumerate(body):
+            read = literal[1] if isinstance(literal, tuple) and literal[0] == "not" else literal
+            positions = self.demand.get(relation_key(read))
+            if positions is None:
+                continue
+            arguments = demand_arguments(read, positions)
+            binders = [
+                self.literal(body[i], names)
+                for i in demand_body(body, index, arguments, self.demand)
+            ]
+            if head_demand is not None:
+                binders.insert(0, head_demand)
+            demand = self.demand_text(relation_key(read), arguments, names)
+            out.append(f"{demand} :- {', '.join(binders)}." if binders else f"{demand}.")
+        local = _local_variables(head, body, self.dynamic)
+        literals = [self.literal(literal, names, local) for literal in body]
+        if head_demand is not None:
+            literals.insert(0, head_demand)
+        out.append(f"{head_text} :- {', '.join(literals)}." if literals else f"{head_text}.")
         return out
+
+    def demand_atom(self, sentence: RawTerm, names: dict[str, str]) -> str | None:
+        """The demand atom that an instance of ``sentence`` requires; None when its
+        relation is not demanded."""
+        key = relation_key(sentence)
+        positions = self.demand.get(key)
+        if positions is None:
+            return None
+        return self.demand_text(key, demand_arguments(sentence, positions), names)
+
+    def demand_text(
+        self, key: RelationKey, arguments: Sequence[RawTerm], names: dict[str, str]
+    ) -> str:
+        terms = ", ".join(self.term(argument, names) for argument in arguments)
+        return f"{DEMAND_PREFIX}{self.predicate(key)}({terms})"
 
     def literal(
         self, literal: RawTerm, names: dict[str, str], local: frozenset[str] = frozenset()
@@ -201,16 +239,6 @@ class Translator:
         if len(parts) == 1:
             return f"({parts[0]},)"
         return f"({','.join(parts)})"
-
-
-def _variables(term: RawTerm, found: list[str]) -> None:
-    """Append every variable occurrence in ``term`` to ``found``."""
-    if isinstance(term, str):
-        if term.startswith("?"):
-            found.append(term)
-        return
-    for part in term:
-        _variables(part, found)
 
 
 def _literal_atoms(literal: RawTerm) -> list[RawTerm]:
@@ -270,13 +298,12 @@ def _local_variables(
     The role of the move is never projected away, so the atom tests one role's moves.
     """
     occurrences: list[str] = []
-    _variables(head, occurrences)
+    occurrences.extend(term_variables(head))
     candidates: set[str] = set()
     move: list[str] = []
     moves = state = 0
     for literal in body:
-        found: list[str] = []
-        _variables(literal, found)
+        found = term_variables(literal)
         occurrences.extend(found)
         if isinstance(literal, tuple) and literal[0] in ("not", "distinct"):
             continue
@@ -295,6 +322,17 @@ def _local_variables(
     if sum(counts[name] == 1 for name in move) < MIN_PROJECTED_MOVE_ARGUMENTS:
         return frozenset()
     return frozenset(name for name in candidates if counts[name] == 1)
+
+
+def _bodies(rule: Rule) -> list[tuple[RawTerm, ...]]:
+    """The bodies of a rule without ``or``: one per combination of alternatives."""
+    alternatives = [_disjuncts(literal) for literal in rule.body]
+    count = 1
+    for options in alternatives:
+        count *= len(options)
+    if count > MAX_DISJUNCTS:
+        raise CompileError(f"the rule at {rule.where} expands into {count} rules ('or')")
+    return list(itertools.product(*alternatives))
 
 
 def _disjuncts(literal: RawTerm) -> list[RawTerm]:

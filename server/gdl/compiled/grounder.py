@@ -17,6 +17,7 @@ import clingo
 from ..parser import Rule
 from ..terms import RawTerm
 from .asp import KEYWORD_PREDICATES, RelationKey, Translator, decode_arguments, decode_symbol
+from .demand import drop_demand
 from .errors import (
     CompileError,
     GroundingOverBudget,
@@ -124,6 +125,9 @@ class _Collector:
         self.next_look = min(1024, self.max_rules + 1)
         """The count of rules at which :meth:`look` is called next."""
         self.symbols: list[tuple[clingo.Symbol, int]] = []
+        self.demand_predicates: set[str] = set()
+        """The predicate names of demand atoms (:mod:`.demand`), kept out of ``symbols``."""
+        self.demand_atoms: set[int] = set()
         self.error: CompileError | None = None
 
     def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
@@ -174,6 +178,10 @@ class _Collector:
         raise error
 
     def output_atom(self, symbol: clingo.Symbol, atom: int) -> None:
+        if self.demand_predicates and symbol.name in self.demand_predicates:
+            if atom:
+                self.demand_atoms.add(atom)
+            return
         self.symbols.append((symbol, atom))
 
 
@@ -212,12 +220,15 @@ def ground(
     """
     translator = Translator()
     text = translator.program(rules) + "\n" + SHOW_KEYWORDS
+    demand = translator.demand_predicates()
+    text += "".join(f"#show {predicate}/{arity}.\n" for predicate, arity in demand.items())
     messages: list[str] = []
 
     def log(_code: clingo.MessageCode, message: str) -> None:
         messages.append(message.strip())
 
     collector = _Collector(max_rules, deadline, budget, work_budget)
+    collector.demand_predicates = set(demand)
     control = clingo.Control(["--warn=none"], logger=log, message_limit=5)
     # the program goes to the collector only, not to the solver as well (nothing is
     # solved; feeding the solver cost a quarter of the grounding time)
@@ -240,7 +251,7 @@ def ground(
 
     program = GroundProgram(
         choices=collector.choices,
-        rules=collector.rules,
+        rules=drop_demand(collector.rules, collector.demand_atoms),
         symbols=collector.symbols,
         predicates=translator.keys_by_predicate,
         opened_by=collector.opened_by,
