@@ -9,7 +9,7 @@ every state it can reach.
 from __future__ import annotations
 
 import time
-from itertools import product
+from itertools import pairwise, product
 
 from server.gdl.compiled import CompiledEngine
 from server.gdl.compiled.asp import Translator
@@ -26,7 +26,7 @@ def lines_game(cells: int) -> str:
     and a chain of one player's stones from the first cell to the last wins too."""
     names = [f"c{k}" for k in range(cells)]
     facts = " ".join(f"(cell {name})" for name in names)
-    facts += " " + " ".join(f"(adjacent {a} {b})" for a, b in zip(names, names[1:]))
+    facts += " " + " ".join(f"(adjacent {a} {b})" for a, b in pairwise(names))
     first, last = names[:3], names[-3:]
     return f"""
     (role white) (role black)

@@ -26,7 +26,7 @@ from server.gdl.compiled import (
 from server.gdl.compiled import engine as compiled_engine
 from server.gdl.compiled.code_limits import MAX_NEXT_BODY_CHARS, MAX_SOURCE, CodeCaps, caps_for
 from server.gdl.compiled.engine import _roles
-from server.gdl.compiled.estimate import EstimateFloor
+from server.gdl.compiled.estimate import EstimateFloor, estimated_us
 from server.gdl.compiled.grounder import ground
 from server.gdl.compiled.network import build_network
 from server.gdl.compiled.plan import build_plan
@@ -228,6 +228,42 @@ def test_the_floor_counted_while_grounding_is_at_most_the_estimate() -> None:
     estimate = build_network(program, _roles(rules)).stats["estimated_us"]
     # the bound merges more bodies than does-grouping, but not many more
     assert 0.5 * estimate < program.estimate_floor < estimate
+
+
+REPEATED_BODIES = """
+    (role r)
+    (init (a 1)) (init (b 1))
+    (index 1) (index 2) (index 3) (index 4) (index 5) (index 6)
+    (<= (link ?x ?y) (index ?x) (index ?y))
+    (<= (legal r (set ?x)) (index ?x))
+    (<= (next (a ?x)) (does r (set ?x)))
+    (<= (next (b ?x)) (true (a ?x)))
+    (<= both (true (a ?x)) (true (b ?y)) (link ?x ?y))
+    (<= both (true (b ?y)) (true (a ?x)) (link ?x ?y))
+    (<= terminal both (true (a 6)))
+    (<= (goal r 100) both)
+    (<= (goal r 0) (not both))
+    """
+"""Two rules of ``both`` with the same literals in another order: clingo emits each
+ground body twice."""
+
+
+def test_a_body_emitted_twice_is_counted_once() -> None:
+    rules = parse_gdl(REPEATED_BODIES)
+    program = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
+    on_state = [body for _, body in program.rules if program.choices.issuperset(body)]
+    both = [body for body in on_state if len(body) == 2]
+    assert len(both) == 2 * 36  # every (x, y) twice
+    distinct = {(head, *sorted(body)) for head, body in program.rules}
+    assert len(distinct) == len(program.rules) - 36
+    network = build_network(program, _roles(rules))
+    assert network.stats["estimated_us"] == estimated_us(
+        len(program.rules),
+        len(program.choices),
+        len(distinct),
+        sum(len(key) - 1 for key in distinct),
+    )
+    assert 0 < program.estimate_floor <= network.stats["estimated_us"]
 
 
 def test_grounding_stops_once_the_floor_passes_the_budget(

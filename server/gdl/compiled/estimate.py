@@ -78,15 +78,15 @@ class EstimateFloor:
     ``does`` atoms apart) are known.
 
     The estimate counts the bodies left after does-grouping, which merges the bodies of
-    a head that differ only in one ``does`` literal. Here a body is counted only when no
-    body counted before has the same head and the same literals once every literal on an
-    open input (``true`` or ``does``, known from the choice rules) is left out: that
-    merges at least the bodies does-grouping merges, so the bodies and literals counted
-    are at most those of the estimate. Clingo emits the choice rule of an input before
-    any rule with that input in its body, and the inputs only grow, so the bound of the
-    rules read so far is at most the estimate of the whole program. A body of one
-    literal or none on an input is never merged by does-grouping, so it is counted
-    without a look at the others.
+    a head that differ only in one ``does`` literal, and after repeated bodies are left
+    out. Here a body is counted only when no body counted before has the same head and
+    the same literals once every literal on an open input (``true`` or ``does``, known
+    from the choice rules) is left out: that merges at least the bodies does-grouping
+    merges and the repeated ones, so the bodies and literals counted are at most those
+    of the estimate. Clingo emits the choice rule of an input before any rule with that
+    input in its body, and the inputs only grow, so the bound of the rules read so far
+    is at most the estimate of the whole program. A body of one literal or none is never
+    merged by does-grouping, so it is only compared with the same body.
     """
 
     def __init__(self, choices: set[int]) -> None:
@@ -106,12 +106,13 @@ class EstimateFloor:
         bodies = literals = 0
         for head, body in rules:
             if len(body) > 1:
-                rest = [literal for literal in body if literal not in choices]
-                if len(rest) < len(body):  # maybe merged by does-grouping
-                    key = (head, *rest)
-                    if key in seen:
-                        continue
-                    seen.add(key)
+                rest = sorted(literal for literal in body if literal not in choices)
+                key = (head, *rest)  # maybe merged by does-grouping, or repeated
+            else:
+                key = (head, *body)  # maybe repeated
+            if key in seen:
+                continue
+            seen.add(key)
             bodies += 1
             literals += len(body)
         self.bodies += bodies
