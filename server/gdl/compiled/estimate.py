@@ -86,7 +86,10 @@ class EstimateFloor:
     of the estimate. Clingo emits the choice rule of an input before any rule with that
     input in its body, and the inputs only grow, so the bound of the rules read so far
     is at most the estimate of the whole program. A body of one literal or none is never
-    merged by does-grouping, so it is only compared with the same body.
+    merged by does-grouping, so it is only compared with the same body. The rules that
+    derive demand atoms (:mod:`.demand`) are counted here and left out of the program
+    afterwards; there are few of them (one per instance of a literal that reads a
+    demanded relation), and on the corpus the bound stays at 0.79 to 1.0 of the estimate.
     """
 
     def __init__(self, choices: set[int]) -> None:
