@@ -4,6 +4,7 @@ between its fast paths and its single-state calls, and against the interpreter."
 from __future__ import annotations
 
 import random
+from itertools import product
 
 from server.gdl.compiled import CompiledEngine
 from server.gdl.interpreter import Interpreter
@@ -155,3 +156,18 @@ def engine_disagreements(
 
 def _printed(terms) -> set[str]:
     return {to_ggp(term) for term in terms}
+
+
+def reachable_states(engine: CompiledEngine, limit: int) -> list[State]:
+    """The states reachable from the initial one, breadth first, at most ``limit``."""
+    seen, frontier = [engine.initial_state()], [engine.initial_state()]
+    while frontier and len(seen) < limit:
+        state = frontier.pop(0)
+        if engine.is_terminal(state):
+            continue
+        for joint in product(*(engine.legal_moves(state, role) for role in engine.roles)):
+            after = engine.next_state(state, list(joint))
+            if after not in seen:
+                seen.append(after)
+                frontier.append(after)
+    return seen

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from itertools import pairwise, product
 
+from compiled_checks import reachable_states
+
 from server.gdl.compiled import CompiledEngine
 from server.gdl.compiled.asp import Translator
 from server.gdl.compiled.demand import demanded_positions
@@ -114,24 +116,10 @@ def test_demand_grounds_the_lines_not_every_triple_of_cells() -> None:
     assert engine.goal_values(state, "white") == ["100"]
 
 
-def _reachable(engine: CompiledEngine, limit: int) -> list[State]:
-    seen, frontier = [engine.initial_state()], [engine.initial_state()]
-    while frontier and len(seen) < limit:
-        state = frontier.pop(0)
-        if engine.is_terminal(state):
-            continue
-        for joint in product(*(engine.legal_moves(state, role) for role in engine.roles)):
-            after = engine.next_state(state, list(joint))
-            if after not in seen:
-                seen.append(after)
-                frontier.append(after)
-    return seen
-
-
 def test_every_reachable_state_agrees_with_the_interpreter() -> None:
     rules = parse_gdl(lines_game(6))
     compiled, interpreter = CompiledEngine.from_rules(rules), Interpreter(rules)
-    states = _reachable(compiled, limit=1_000)
+    states = reachable_states(compiled, limit=1_000)
     assert len(states) > 200  # the whole game
     outcomes: set[tuple[str, ...]] = set()
     for state in states:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from itertools import product
 
 import pytest
+from compiled_checks import reachable_states
 
 from server.gdl.compiled import CompiledEngine
 from server.gdl.interpreter import Interpreter
@@ -190,20 +191,6 @@ def test_a_mark_either_role_sets_is_kept_and_set_by_the_per_move_tables() -> Non
     }  # fmt: skip
 
 
-def _reachable(engine: CompiledEngine, limit: int) -> list[State]:
-    seen, frontier = [engine.initial_state()], [engine.initial_state()]
-    while frontier and len(seen) < limit:
-        state = frontier.pop()
-        if engine.is_terminal(state):
-            continue
-        for joint in product(*(engine.legal_moves(state, role) for role in engine.roles)):
-            after = engine.next_state(state, list(joint))
-            if after not in seen:
-                seen.append(after)
-                frontier.append(after)
-    return seen
-
-
 def test_copied_and_shifted_fluents_are_set_by_one_mask_operation_each() -> None:
     engine = CompiledEngine.from_rules(parse_gdl(PITS))
     assert ") >> 1" in engine.source or ") << 1" in engine.source  # the level, moved
@@ -228,7 +215,7 @@ def test_every_joint_move_of_every_reachable_state_agrees_with_the_interpreter(
 ) -> None:
     rules = parse_gdl(text)
     compiled, interpreter = CompiledEngine.from_rules(rules), Interpreter(rules)
-    states = _reachable(compiled, limit=80)
+    states = reachable_states(compiled, limit=80)
     assert len(states) >= 10
     for state in states:
         if compiled.is_terminal(state):
