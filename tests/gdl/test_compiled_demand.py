@@ -84,12 +84,12 @@ def test_relations_read_with_constants_are_demanded_on_the_positions_every_read_
 
 def test_a_relation_read_without_a_constant_anywhere_is_not_demanded() -> None:
     rules = parse_gdl("(<= (p ?x) (true (q ?x))) (<= (r ?x) (role ?x) (p ?x))")
-    bodies = [(rule.head, rule.body) for rule in rules]
+    bodies = [rule.body for rule in rules]
     dynamic = frozenset({("p", 1, True), ("r", 1, True), ("true", 1, True)})
     assert demanded_positions(bodies, dynamic) == {}
     static = frozenset({("true", 1, True)})
     constant = parse_gdl("(<= (p ?x) (q ?x)) (<= (r ?x) (role ?x) (p a))")
-    assert demanded_positions([(rule.head, rule.body) for rule in constant], static) == {}
+    assert demanded_positions([rule.body for rule in constant], static) == {}
 
 
 def test_a_read_under_not_fixes_positions_too() -> None:
@@ -98,9 +98,7 @@ def test_a_read_under_not_fixes_positions_too() -> None:
         " (<= (s ?x) (role ?x) (p ?x b))"
     )
     dynamic = frozenset({("p", 2, True), ("r", 1, True), ("s", 1, True), ("true", 1, True)})
-    assert demanded_positions([(rule.head, rule.body) for rule in rules], dynamic) == {
-        ("p", 2, True): (0, 1)
-    }
+    assert demanded_positions([rule.body for rule in rules], dynamic) == {("p", 2, True): (0, 1)}
 
 
 def test_demand_grounds_the_lines_not_every_triple_of_cells() -> None:

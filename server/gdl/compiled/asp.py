@@ -27,21 +27,15 @@ import clingo
 
 from ..parser import Rule
 from ..terms import RawTerm
-from .demand import DEMAND_PREFIX, demand_arguments, demand_body, demanded_positions
+from .demand import (
+    DEMAND_PREFIX,
+    demand_arguments,
+    demand_body,
+    demanded_positions,
+    read_atom,
+)
 from .errors import CompileError
-from .relations import RelationKey, relation_key, term_variables
-
-KEYWORD_PREDICATES = {
-    ("true", 1): "t",
-    ("does", 2): "d",
-    ("next", 1): "n",
-    ("legal", 2): "l",
-    ("goal", 2): "g",
-    ("terminal", 0): "z",
-    ("init", 1): "i",
-    ("role", 1): "o",
-}
-"""The GDL relations the engine reads back, with their fixed ASP predicate names."""
+from .relations import KEYWORD_PREDICATES, RelationKey, relation_key, term_variables
 
 OPEN_INPUTS = """\
 { t(X) } :- i(X).
@@ -138,9 +132,7 @@ class Translator:
         kept = [rule for rule in rules if relation_key(rule.head)[0] not in ("base", "input")]
         self.dynamic = dynamic_relations(kept)
         expanded = [(rule, body) for rule in kept for body in _bodies(rule)]
-        self.demand = demanded_positions(
-            ((rule.head, body) for rule, body in expanded), self.dynamic
-        )
+        self.demand = demanded_positions([body for _, body in expanded], self.dynamic)
         for rule, body in expanded:
             for line in self.rule_lines(rule.head, body):
                 lines.append(line)
@@ -154,10 +146,6 @@ class Translator:
             for key, positions in self.demand.items()
         }
 
-    def rule(self, rule: Rule) -> list[str]:
-        """The ASP rules of one GDL rule (one per combination of ``or`` alternatives)."""
-        return [line for body in _bodies(rule) for line in self.rule_lines(rule.head, body)]
-
     def rule_lines(self, head: RawTerm, body: tuple[RawTerm, ...]) -> list[str]:
         """The ASP rule of a head and a body without ``or``, after the demand rules of
         the literals in it that read demanded relations."""
@@ -166,10 +154,11 @@ class Translator:
         head_demand = self.demand_atom(head, names)
         out = []
         for index, literal in enumerate(body):
-            read = literal[1] if isinstance(literal, tuple) and literal[0] == "not" else literal
-            positions = self.demand.get(relation_key(read))
-            if positions is None:
+            found = read_atom(literal)
+            positions = None if found is None else self.demand.get(relation_key(found[0]))
+            if found is None or positions is None:
                 continue
+            read = found[0]
             arguments = demand_arguments(read, positions)
             binders = [
                 self.literal(body[i], names)

@@ -31,12 +31,12 @@ would only add grounding work.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 
 from ..terms import RawTerm
-from .relations import RelationKey, relation_key, term_variables
+from .relations import KEYWORD_PREDICATES, RelationKey, relation_key, term_variables
 
-KEYWORD_NAMES = frozenset({"true", "does", "next", "legal", "goal", "terminal", "init", "role"})
+KEYWORD_NAMES = frozenset(name for name, _ in KEYWORD_PREDICATES)
 """Relations never demanded: the engine reads them in full, or they are the inputs."""
 
 DEMAND_PREFIX = "m"
@@ -44,7 +44,7 @@ DEMAND_PREFIX = "m"
 ``mr22``); no generated predicate name starts with it."""
 
 
-def _atom_of(literal: RawTerm) -> tuple[RawTerm, bool] | None:
+def read_atom(literal: RawTerm) -> tuple[RawTerm, bool] | None:
     """The relation atom a body literal reads and whether it is positive; None for
     ``distinct`` and its negation."""
     if isinstance(literal, tuple) and literal[0] == "distinct":
@@ -70,7 +70,7 @@ def binding_literals(
     that two reads in one body would each wait for the other)."""
     found = []
     for index, literal in enumerate(body):
-        read = _atom_of(literal)
+        read = read_atom(literal)
         if index == skip or read is None or not read[1] or relation_key(read[0]) in demanded:
             continue
         found.append((index, set(term_variables(read[0]))))
@@ -78,20 +78,19 @@ def binding_literals(
 
 
 def demanded_positions(
-    rules: Iterable[tuple[RawTerm, Sequence[RawTerm]]], dynamic: frozenset[RelationKey]
+    bodies: Sequence[Sequence[RawTerm]], dynamic: frozenset[RelationKey]
 ) -> dict[RelationKey, tuple[int, ...]]:
     """The relations worth demanding, with the argument positions every literal that
-    reads them fixes. ``rules``: (head, body) with ``or`` expanded; ``dynamic``: the
+    reads them fixes. ``bodies``: the rule bodies, ``or`` expanded; ``dynamic``: the
     relations that depend on the state or the moves (the others ground to facts).
 
     Reads of demanded relations bind nothing, so the set is found by dropping the
     relations left without a ground fixed position until none is (dropping one only
     adds binders to the others)."""
-    bodies = [body for _, body in rules]
     demanded = {
         key
         for body in bodies
-        for read in map(_atom_of, body)
+        for read in map(read_atom, body)
         if read is not None
         for key in [relation_key(read[0])]
         if key in dynamic and key[0] not in KEYWORD_NAMES and key[1] > 0
@@ -105,7 +104,7 @@ def demanded_positions(
 
 
 def _fixed_positions(
-    bodies: list[Sequence[RawTerm]], demanded: set[RelationKey]
+    bodies: Sequence[Sequence[RawTerm]], demanded: set[RelationKey]
 ) -> tuple[dict[RelationKey, set[int]], dict[RelationKey, set[int]]]:
     """For each ``demanded`` relation: the positions every read of it fixes, and those
     some read gives a ground term."""
@@ -113,7 +112,7 @@ def _fixed_positions(
     ground_at: dict[RelationKey, set[int]] = {}
     for body in bodies:
         for index, literal in enumerate(body):
-            read = _atom_of(literal)
+            read = read_atom(literal)
             if read is None or relation_key(read[0]) not in demanded:
                 continue
             atom = read[0]
@@ -179,4 +178,5 @@ __all__ = [
     "demand_body",
     "demanded_positions",
     "drop_demand",
+    "read_atom",
 ]

@@ -4,6 +4,18 @@ from __future__ import annotations
 
 from ..terms import RawTerm
 
+KEYWORD_PREDICATES = {
+    ("true", 1): "t",
+    ("does", 2): "d",
+    ("next", 1): "n",
+    ("legal", 2): "l",
+    ("goal", 2): "g",
+    ("terminal", 0): "z",
+    ("init", 1): "i",
+    ("role", 1): "o",
+}
+"""The GDL relations the engine reads back, with their fixed ASP predicate names."""
+
 RelationKey = tuple[str, int, bool]
 """A relation: name, number of arguments, and whether it is written as a compound."""
 
@@ -31,4 +43,4 @@ def _collect(term: RawTerm, found: list[str]) -> None:
         _collect(part, found)
 
 
-__all__ = ["RelationKey", "relation_key", "term_variables"]
+__all__ = ["KEYWORD_PREDICATES", "RelationKey", "relation_key", "term_variables"]
