@@ -104,7 +104,7 @@ def test_code_over_the_size_cap_is_refused_before_any_is_generated(
     capped(monkeypatch, counted - 1)
     monkeypatch.setattr(codegen, "generate", no_generating)
     with pytest.raises(GroundingTooLarge) as caught:
-        CompiledEngine.from_rules(rules)
+        CompiledEngine.from_rules(rules, factoring=False)
     assert caught.value.reason == PREDICTED_TOO_LARGE
 
 
@@ -422,7 +422,7 @@ def test_a_predicted_size_past_the_cap_is_refused_before_any_name_is_decoded(
     capped(monkeypatch, predicted[0] - 1)
     monkeypatch.setattr(grounder, "decode_arguments", never_decode)
     with pytest.raises(GroundingTooLarge) as caught:
-        CompiledEngine.from_rules(rules)
+        CompiledEngine.from_rules(rules, factoring=False)
     assert caught.value.reason == PREDICTED_TOO_LARGE
     monkeypatch.undo()
     capped(monkeypatch, max(predicted[0], counted))

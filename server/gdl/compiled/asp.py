@@ -35,6 +35,7 @@ from .demand import (
     read_atom,
 )
 from .errors import CompileError
+from .factor import FACTOR_PREFIX, factor_rule
 from .relations import KEYWORD_PREDICATES, RelationKey, relation_key, term_variables
 
 OPEN_INPUTS = """\
@@ -105,7 +106,11 @@ class Translator:
     """The demanded relations, with the argument positions their demand atoms hold
     (set by :meth:`program`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, factoring: bool = False) -> None:
+        self.factoring = factoring
+        """Whether rules are factored into smaller joins (:mod:`.factor`)."""
+        self.factored = 0
+        """The relations factoring has added so far."""
         self.predicates: dict[RelationKey, str] = {}
         self.keys_by_predicate: dict[str, RelationKey] = {}
         for (name, arity), predicate in KEYWORD_PREDICATES.items():
@@ -169,11 +174,24 @@ class Translator:
             demand = self.demand_text(relation_key(read), arguments, names)
             out.append(f"{demand} :- {', '.join(binders)}." if binders else f"{demand}.")
         local = _local_variables(head, body, self.dynamic)
+        factored = (
+            factor_rule(head, body, local, self.new_factored_relation) if self.factoring else None
+        )
+        if factored is not None:
+            for piece_head, piece_body in factored[:-1]:
+                piece = ", ".join(self.literal(literal, names, local) for literal in piece_body)
+                out.append(f"{self.atom(piece_head, names)} :- {piece}.")
+            body = factored[-1][1]
         literals = [self.literal(literal, names, local) for literal in body]
         if head_demand is not None:
             literals.insert(0, head_demand)
         out.append(f"{head_text} :- {', '.join(literals)}." if literals else f"{head_text}.")
         return out
+
+    def new_factored_relation(self) -> str:
+        """The name of a new relation of factored literals (:mod:`.factor`)."""
+        self.factored += 1
+        return f"{FACTOR_PREFIX}{self.factored}"
 
     def demand_atom(self, sentence: RawTerm, names: dict[str, str]) -> str | None:
         """The demand atom that an instance of ``sentence`` requires; None when its

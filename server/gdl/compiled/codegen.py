@@ -652,6 +652,8 @@ def generate_module(plan: Plan) -> Module:
     )
     next_var = "X" if move_literals else "s"
     next_writer = GateWriter(plan, next_var, incremental=False, num=num)
+    # a state gate that only a next rule body reads is written where it is read
+    next_writer.inlined.update(state_writer.inlined)
     next_code = next_writer.write(
         next_writer.closure(gate_refs(general_roots), plan.next_gates),
         Counter(gate_refs(general_roots)),

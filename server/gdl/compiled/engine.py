@@ -14,10 +14,16 @@ from ..terms import RawTerm, Term, wrap
 from .batch import BatchRunner
 from .code_limits import BASE_TIME_LIMIT, CodeCaps, caps_for
 from .codegen import compile_plan
-from .errors import CompileError, GroundingTooSlow, OutsideGroundingError
+from .errors import (
+    CompileError,
+    GroundingOverBudget,
+    GroundingTooLarge,
+    GroundingTooSlow,
+    OutsideGroundingError,
+)
 from .estimate import work_budget
 from .gc_pause import garbage_collection_paused
-from .grounder import ground
+from .grounder import NothingToFactor, ground
 from .network import build_network
 from .plan import Plan, build_plan
 
@@ -50,6 +56,12 @@ budget costs 0.27 to 0.46 s at the default 2 s, where 100,000 rules cost 0.34 to
 
 ATTEMPT_SHARE = 0.2
 """The most of a short time limit that :data:`ATTEMPT_SECONDS` takes."""
+
+
+FACTORED_HANDICAP = 0.8
+"""The seconds of budget the second attempt, with the rules factored, goes without:
+an attempt that fails at the default limit costs about 0.2 s, and at that limit the
+factored one is given the budgets of 1.2 s, so that both failing stay within 0.5 s."""
 
 
 def rule_budget(time_limit: float) -> int:
@@ -130,6 +142,7 @@ class CompiledEngine:
         max_ground_rules: int = DEFAULT_MAX_GROUND_RULES,
         time_limit: float = DEFAULT_TIME_LIMIT,
         caps: CodeCaps | None = None,
+        factoring: bool | None = None,
     ) -> CompiledEngine:
         """Ground, optimise and generate code for a game (``caps``: the size caps of
         the generated code, by default those ``time_limit`` allows).
@@ -146,28 +159,37 @@ class CompiledEngine:
         estimated to cost well over ``time_limit`` (:func:`work_budget`), and
         :class:`GroundingTooSlow` beyond ``time_limit`` seconds of CPU time of the
         calling thread (CPU time, so that a busy machine does not change which games
-        compile). ``setup_seconds`` records the CPU time it took. Python's garbage
+        compile). When the program is too large for the caps or the budgets, the rules
+        are factored into smaller joins (:mod:`server.gdl.compiled.factor`) and the
+        game is compiled again, with the budgets of :data:`FACTORED_HANDICAP` seconds
+        less and within what is left of ``time_limit``; games that compile as written
+        are never factored, so their networks stay as they are. ``factoring`` true
+        factors the rules from the start (with the full budgets; as written when none
+        factors), false never.
+        ``setup_seconds`` records the CPU time it took. Python's garbage
         collector is paused meanwhile (:mod:`server.gdl.compiled.gc_pause`).
         """
         start = time.thread_time()
         deadline = start + time_limit
-        roles = _roles(rules)
+        caps = caps or caps_for(time_limit)
+
+        def attempt(factored: bool, budgets: float = time_limit) -> tuple[Plan, dict[str, Any]]:
+            return _build(rules, max_ground_rules, budgets, deadline, caps, factored)
+
         with garbage_collection_paused():
-            program = ground(
-                rules,
-                max_rules=max_ground_rules,
-                deadline=deadline,
-                budget=rule_budget(time_limit),
-                work_budget=work_budget(time_limit),
-                read_names=False,
-            )
-            caps = caps or caps_for(time_limit)
-            network = build_network(program, roles, deadline, work_budget(time_limit), caps)
-            try:
-                plan = build_plan(network, deadline)
-                namespace = compile_plan(plan, deadline, caps)
-            except (RecursionError, MemoryError, SyntaxError) as error:
-                raise CompileError(f"the generated code does not compile ({error})") from error
+            if factoring:
+                try:
+                    plan, namespace = attempt(True)
+                except NothingToFactor:
+                    plan, namespace = attempt(False)
+            else:
+                try:
+                    plan, namespace = attempt(False)
+                except (GroundingTooLarge, GroundingOverBudget) as as_written:
+                    if factoring is not None:
+                        raise
+                    handicapped = max(time_limit - FACTORED_HANDICAP, 0.0)
+                    plan, namespace = _factored(lambda: attempt(True, handicapped), as_written)
         if time.thread_time() > deadline:
             raise GroundingTooSlow("generating code took longer than the time limit")
         return cls(plan, namespace, time.thread_time() - start)
@@ -368,3 +390,48 @@ def _roles(rules: list[Rule]) -> list[str]:
     if not roles:
         raise CompileError("the game declares no role")
     return roles
+
+
+def _build(
+    rules: list[Rule],
+    max_ground_rules: int,
+    budgets: float,
+    deadline: float,
+    caps: CodeCaps,
+    factoring: bool,
+) -> tuple[Plan, dict[str, Any]]:
+    """Ground, optimise and generate code once, the rules as written or factored,
+    within the rule and work budgets of ``budgets`` seconds and the ``deadline``."""
+    roles = _roles(rules)
+    program = ground(
+        rules,
+        max_rules=max_ground_rules,
+        deadline=deadline,
+        budget=rule_budget(budgets),
+        work_budget=work_budget(budgets),
+        read_names=False,
+        factoring=factoring,
+    )
+    network = build_network(program, roles, deadline, work_budget(budgets), caps)
+    try:
+        plan = build_plan(network, deadline)
+        return plan, compile_plan(plan, deadline, caps)
+    except (RecursionError, MemoryError, SyntaxError) as error:
+        raise CompileError(f"the generated code does not compile ({error})") from error
+
+
+def _factored(
+    attempt: Callable[[], tuple[Plan, dict[str, Any]]], as_written: CompileError
+) -> tuple[Plan, dict[str, Any]]:
+    """The second ``attempt``, with the rules factored, after ``as_written`` was too
+    large; its failure tells both reasons (``as_written`` alone when nothing factors)."""
+    try:
+        return attempt()
+    except NothingToFactor:
+        raise as_written from None
+    except CompileError as factored:
+        if factored.reason == as_written.reason:
+            reason = f"{as_written.reason}, as written and with its rules factored"
+        else:
+            reason = f"{as_written.reason}; with its rules factored, {factored.reason}"
+        raise type(factored)(reason) from None

@@ -90,6 +90,10 @@ class GroundProgram:
         return roles
 
 
+class NothingToFactor(CompileError):
+    """Grounding with factoring was asked for, but no rule of the game factors."""
+
+
 class _Collector:
     """A clingo observer that records the ground program and enforces the caps.
 
@@ -208,6 +212,7 @@ def ground(
     budget: int | None = None,
     work_budget: float = float("inf"),
     read_names: bool = True,
+    factoring: bool = False,
 ) -> GroundProgram:
     """Ground the rules, or raise :class:`CompileError` with the reason.
 
@@ -216,10 +221,14 @@ def ground(
     given, is the estimate (microseconds) the time limit allows: grounding stops with
     :class:`NetworkOverBudget` as soon as a lower bound of the estimate passes it
     (:class:`EstimateFloor`). With ``read_names`` false, the printed atoms are left for
-    :meth:`GroundProgram.read_names`.
+    :meth:`GroundProgram.read_names`. With ``factoring``, rules are factored into
+    smaller joins (:mod:`.factor`), and :class:`NothingToFactor` is raised before
+    grounding when none is.
     """
-    translator = Translator()
+    translator = Translator(factoring=factoring)
     text = translator.program(rules) + "\n" + SHOW_KEYWORDS
+    if factoring and not translator.factored:
+        raise NothingToFactor("no rule is worth factoring")
     demand = translator.demand_predicates()
     text += "".join(f"#show {predicate}/{arity}.\n" for predicate, arity in demand.items())
     messages: list[str] = []
