@@ -110,7 +110,9 @@ class Translator:
         self.factoring = factoring
         """Whether rules are factored into smaller joins (:mod:`.factor`)."""
         self.factored = 0
-        """The relations factoring has added so far."""
+        """The rules factored so far."""
+        self.factored_relations = 0
+        """The relations factoring has named so far (some for rules then left whole)."""
         self.predicates: dict[RelationKey, str] = {}
         self.keys_by_predicate: dict[str, RelationKey] = {}
         for (name, arity), predicate in KEYWORD_PREDICATES.items():
@@ -178,6 +180,7 @@ class Translator:
             factor_rule(head, body, local, self.new_factored_relation) if self.factoring else None
         )
         if factored is not None:
+            self.factored += 1
             for piece_head, piece_body in factored[:-1]:
                 piece = ", ".join(self.literal(literal, names, local) for literal in piece_body)
                 out.append(f"{self.atom(piece_head, names)} :- {piece}.")
@@ -190,8 +193,8 @@ class Translator:
 
     def new_factored_relation(self) -> str:
         """The name of a new relation of factored literals (:mod:`.factor`)."""
-        self.factored += 1
-        return f"{FACTOR_PREFIX}{self.factored}"
+        self.factored_relations += 1
+        return f"{FACTOR_PREFIX}{self.factored_relations}"
 
     def demand_atom(self, sentence: RawTerm, names: dict[str, str]) -> str | None:
         """The demand atom that an instance of ``sentence`` requires; None when its

@@ -58,7 +58,7 @@ ATTEMPT_SHARE = 0.2
 """The most of a short time limit that :data:`ATTEMPT_SECONDS` takes."""
 
 
-FACTORED_HANDICAP = 0.8
+FACTORED_HANDICAP = 1.2
 """The seconds of budget the second attempt, with the rules factored, goes without:
 an attempt that fails at the default limit costs about 0.2 s, and at that limit the
 factored one is given the budgets of 1.2 s, so that both failing stay within 0.5 s."""
