@@ -21,6 +21,7 @@ from compiled_checks import reachable_states
 
 from server.gdl.compiled import CompiledEngine, GroundingTooLarge
 from server.gdl.compiled.asp import Translator
+from server.gdl.compiled.engine import FACTORED_MAX_BUDGET, factored_budget, rule_budget
 from server.gdl.compiled.factor import factor_rule
 from server.gdl.compiled.grounder import NothingToFactor, ground
 from server.gdl.interpreter import Interpreter
@@ -186,6 +187,19 @@ def test_when_both_attempts_fail_the_reason_tells_both() -> None:
     )
 
 
+def test_a_factored_attempt_over_its_budget_fails_as_the_rules_as_written_did() -> None:
+    # 5 x 5 boards: 625 moves a player, each piece of a frame rule some 15,000 rules
+    rules = parse_gdl(boards_game(5))
+    with pytest.raises(GroundingTooLarge) as failure:
+        CompiledEngine.from_rules(rules, max_ground_rules=50_000)
+    # the budgets of the factored attempt stop it (its estimate passes them first)
+    reason = failure.value.reason
+    assert reason.startswith("more than 50000 ground rules; with its rules factored, ")
+    assert reason.endswith(
+        "more than the time limit allows (counted from the rules, inputs and rule bodies)"
+    )
+
+
 def test_nothing_to_factor_is_said_before_grounding() -> None:
     # a chain of three variables: eliminating ?z is tried, and left, as the pieces are
     # as wide as the rule less one
@@ -241,3 +255,13 @@ def test_the_playout_loop_reads_a_factored_gate_only_a_next_rule_reads() -> None
         end = compiled.playout(compiled.initial_compact, random.Random(seed))
         assert end.terminal
         assert ("score", "6") in compiled.decode_facts(end.state)
+
+
+def test_the_factored_attempt_has_smaller_budgets() -> None:
+    # the default limit: both attempts failing stay within 0.5 s
+    assert factored_budget(2.0) == pytest.approx(0.8)
+    assert rule_budget(factored_budget(2.0)) == 32_000
+    # a 60 s start clock: at most 105,000 ground rules factored
+    assert factored_budget(10.0) == FACTORED_MAX_BUDGET
+    assert rule_budget(factored_budget(10.0)) == 105_000
+    assert factored_budget(1.0) == 0.0

@@ -67,7 +67,7 @@ def check_estimate(estimate: int, work_budget: float) -> None:
     """Raise :class:`NetworkOverBudget` when the estimate passes the budget."""
     if estimate > work_budget:
         raise NetworkOverBudget(
-            f"compiling is estimated at over {work_budget / 1e6:g} s of CPU time, more than"
+            f"compiling is estimated at over {round(work_budget / 1e6, 2):g} s of CPU time, more than"
             " the time limit allows (counted from the rules, inputs and rule bodies)"
         )
 
