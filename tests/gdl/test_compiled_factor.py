@@ -11,13 +11,15 @@ interpreter on every state it can reach.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable
 from itertools import product
 
 import pytest
-from compiled_checks import reachable_states
+from compiled_checks import fast_path_differences, reachable_states, trace_differences
+from shared_material import shared_path
 
 from server.gdl.compiled import CompiledEngine, GroundingTooLarge
 from server.gdl.compiled.asp import Translator
@@ -265,3 +267,29 @@ def test_the_factored_attempt_has_smaller_budgets() -> None:
     assert factored_budget(10.0) == FACTORED_MAX_BUDGET
     assert rule_budget(factored_budget(10.0)) == 105_000
     assert factored_budget(1.0) == 0.0
+
+
+FACTORED_TRACED = [
+    "blockerParallel",
+    "tron_10x10",
+    "gt_centipede",
+    "gt_chicken",
+    "connectFour",
+    "pentago",
+    "cubicup_3player",
+    "breakthroughSmall",
+]
+"""Corpus games with rules that factor (the first two are too large as written), from the
+shared corpus: each compiled with its rules factored from the start."""
+
+
+@pytest.mark.parametrize("name", FACTORED_TRACED)
+def test_corpus_games_factored_follow_their_reference_traces(name: str) -> None:
+    rules = parse_gdl(shared_path("conformance", "games", f"{name}.kif").read_text("utf-8"))
+    translator = Translator(factoring=True)
+    translator.program(rules)
+    assert translator.factored > 0
+    engine = CompiledEngine.from_rules(rules, time_limit=60.0, factoring=True)
+    trace = json.loads(shared_path("conformance", "traces", f"{name}.json").read_text("utf-8"))
+    assert trace_differences(engine, trace) == []
+    assert fast_path_differences(engine) == []
