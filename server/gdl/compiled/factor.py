@@ -19,9 +19,11 @@ which grounds a few thousand rules. This is variable elimination (the rule
 decomposition of ``lpopt``, Bichler, Morak and Woltran): a variable outside the head
 is eliminated by moving the literals it occurs in into a rule of their own, whose
 head holds their variables that the rest of the rule still needs. The variable whose
-literals hold the fewest variables goes first. A step is taken only when its new rule
-is safe (every variable of its negated and ``distinct`` literals occurs in a positive
-literal of it), holds at least two literals and leaves at least one; a rule is
+literals hold the fewest variables goes first. A variable of the new rule's negated
+and ``distinct`` literals that none of its positive literals binds is bound by a copy of
+a positive literal of the rest that does (a guard, :func:`_guards`), so the new rule is
+safe. A step is taken only when its new rule holds at least two literals besides the
+guards and leaves at least one; a rule is
 factored only when its widest piece has at least :data:`MIN_WIDTH_GAIN` variables
 fewer than the rule: splitting small rules only adds atoms between the state and the
 rule, and the plan's code for the rule is slower for it.
@@ -76,12 +78,13 @@ def factor_rule(
         step = _best_step(literals, kept)
         if step is None:
             break
-        inside, shared = step
+        inside, guards, shared = step
         atom: RawTerm = new_relation()
         if shared:
             atom = (atom, *sorted(shared))
-        pieces.append((atom, tuple(literals[index][0] for index in inside)))
-        widest = max(widest, len(frozenset().union(*(literals[i][1] for i in inside))))
+        piece = [*inside, *guards]
+        pieces.append((atom, tuple(literals[index][0] for index in piece)))
+        widest = max(widest, len(frozenset().union(*(literals[i][1] for i in piece))))
         first = inside[0]
         literals = [
             (atom, shared) if index == first else literal
@@ -98,26 +101,54 @@ def factor_rule(
 
 def _best_step(
     literals: list[tuple[RawTerm, frozenset[str]]], kept: frozenset[str]
-) -> tuple[list[int], frozenset[str]] | None:
-    """The next variable to eliminate, as the indices of its literals and the variables
-    they share with the rest of the rule; None when no step is allowed."""
+) -> tuple[list[int], list[int], frozenset[str]] | None:
+    """The next variable to eliminate: the indices of the literals it occurs in, of the
+    guards the new rule copies from the rest (:func:`_guards`), and the variables the
+    new rule shares with the rest of the rule; None when no step is allowed."""
     candidates = sorted(frozenset().union(*(found for _, found in literals)) - kept)
-    best: tuple[tuple[int, int, str], list[int], frozenset[str]] | None = None
+    best: tuple[tuple[int, int, str], list[int], list[int], frozenset[str]] | None = None
     for variable in candidates:
         inside = [index for index, (_, found) in enumerate(literals) if variable in found]
         if len(inside) < 2 or len(inside) == len(literals):
             continue
-        inner = frozenset().union(*(literals[index][1] for index in inside))
-        if not inner <= _bound(literals[index][0] for index in inside):
+        guards = _guards(literals, inside)
+        if guards is None:
             continue
+        inner = frozenset().union(*(literals[index][1] for index in [*inside, *guards]))
         outer = kept.union(
             *(found for index, (_, found) in enumerate(literals) if index not in inside)
         )
         shared = inner & outer
         score = (len(inner), len(shared), variable)
         if best is None or score < best[0]:
-            best = (score, inside, shared)
-    return None if best is None else (best[1], best[2])
+            best = (score, inside, guards, shared)
+    return None if best is None else (best[1], best[2], best[3])
+
+
+def _guards(literals: list[tuple[RawTerm, frozenset[str]]], inside: list[int]) -> list[int] | None:
+    """The positive literals outside ``inside`` that the new rule must copy so that the
+    variables of its negated and ``distinct`` literals are bound (they stay in the rest of
+    the rule too): for each unbound variable, the narrowest literal that binds it. None
+    when some variable is bound nowhere. crossers3 ranks three robots' step counters
+    with ``(not (smaller ?s1 ?s2))``; the rule that eliminates ``?s2`` copies the
+    literal that binds ``?s1``."""
+    bound = set(_bound(literals[index][0] for index in inside))
+    inner = frozenset().union(*(literals[index][1] for index in inside))
+    guards: list[int] = []
+    for variable in sorted(inner - bound):
+        if variable in bound:
+            continue
+        options = [
+            index
+            for index, (literal, found) in enumerate(literals)
+            if index not in inside and variable in found and variable in _bound([literal])
+        ]
+        if not options:
+            return None
+        guard = min(options, key=lambda index: (len(literals[index][1]), index))
+        guards.append(guard)
+        bound.update(_bound([literals[guard][0]]))
+    return guards
 
 
 def _bound(literals: Iterable[RawTerm]) -> frozenset[str]:
