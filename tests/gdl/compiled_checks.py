@@ -154,6 +154,35 @@ def engine_disagreements(
     return problems
 
 
+def state_disagreements(
+    compiled: CompiledEngine, interpreter: Interpreter, states: list[State]
+) -> list[str]:
+    """Where the two engines differ on the given states: terminal flag, goals, legal
+    moves and the next state of every joint move (empty when they agree)."""
+    problems: list[str] = []
+    for state in states:
+        if compiled.is_terminal(state) != interpreter.is_terminal(state):
+            problems.append(f"{state}: terminal flag differs")
+        moves: list[list] = []
+        for role in compiled.roles:
+            if sorted(compiled.goal_values(state, role)) != sorted(
+                interpreter.goal_values(state, role)
+            ):
+                problems.append(f"{state}: goals of {role} differ")
+            legal = compiled.legal_moves(state, role)
+            if set(legal) != set(interpreter.legal_moves(state, role)):
+                problems.append(f"{state}: legal moves of {role} differ")
+            moves.append(legal)
+        if compiled.is_terminal(state):
+            continue
+        for joint in product(*moves):
+            if compiled.next_state(state, list(joint)) != interpreter.next_state(
+                state, list(joint)
+            ):
+                problems.append(f"{state}: the next state after {joint} differs")
+    return problems
+
+
 def _printed(terms) -> set[str]:
     return {to_ggp(term) for term in terms}
 

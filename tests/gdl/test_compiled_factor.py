@@ -15,10 +15,14 @@ import json
 import random
 import time
 from collections.abc import Callable
-from itertools import product
 
 import pytest
-from compiled_checks import fast_path_differences, reachable_states, trace_differences
+from compiled_checks import (
+    fast_path_differences,
+    reachable_states,
+    state_disagreements,
+    trace_differences,
+)
 from shared_material import shared_path
 
 from server.gdl.compiled import CompiledEngine, GroundingTooLarge
@@ -72,34 +76,25 @@ def boards_game(size: int, rounds: int = 2) -> str:
     """
 
 
-def sentence(text: str) -> RawTerm:
-    return parse_term(text)
-
-
 def numbered() -> Callable[[], str]:
-    """Names for the new relations, as the translator gives them."""
-    count = 0
+    """Names for the new relations, from the translator that names them."""
+    return Translator(factoring=True).new_factored_relation
 
-    def name() -> str:
-        nonlocal count
-        count += 1
-        return f"#factor{count}"
 
-    return name
+def sentences(*texts: str) -> list[RawTerm]:
+    """Body literals, written in KIF."""
+    return [parse_term(text) for text in texts]
 
 
 def test_each_move_meets_the_cell_in_a_rule_of_its_own() -> None:
-    head = sentence("(next (cell ?x ?y ?m))")
-    body = [
-        sentence(text)
-        for text in [
-            "(true (cell ?x ?y ?m))",
-            "(does red (mark ?xr ?yr))",
-            "(does blue (mark ?xb ?yb))",
-            "(differ ?x ?y ?xr ?yr)",
-            "(differ ?x ?y ?xb ?yb)",
-        ]
-    ]
+    head = parse_term("(next (cell ?x ?y ?m))")
+    body = sentences(
+        "(true (cell ?x ?y ?m))",
+        "(does red (mark ?xr ?yr))",
+        "(does blue (mark ?xb ?yb))",
+        "(differ ?x ?y ?xr ?yr)",
+        "(differ ?x ?y ?xb ?yb)",
+    )
     rules = factor_rule(head, body, frozenset(), numbered())
     # blue's move goes first (the tie between the moves is broken by name)
     assert rules == [
@@ -112,25 +107,25 @@ def test_each_move_meets_the_cell_in_a_rule_of_its_own() -> None:
 def test_small_rules_and_rules_every_literal_shares_are_left_as_they_are() -> None:
     name = numbered()
     # tic-tac-toe's move: three variables, nothing to gain
-    head = sentence("(next (cell ?x ?y x))")
-    body = [sentence("(does ?r (mark ?x ?y))"), sentence("(true (control ?r))")]
+    head = parse_term("(next (cell ?x ?y x))")
+    body = sentences("(does ?r (mark ?x ?y))", "(true (control ?r))")
     assert factor_rule(head, body, frozenset(), name) is None
     # a line of four: the variable of the row is in every literal
-    head = sentence("(line ?p)")
-    body = [sentence(f"(true (cell ?r {c} ?p))") for c in range(4)]
+    head = parse_term("(line ?p)")
+    body = sentences(*(f"(true (cell ?r {c} ?p))" for c in range(4)))
     assert factor_rule(head, body, frozenset(), name) is None
 
 
 def test_a_negated_literal_goes_only_with_literals_that_bind_its_variables() -> None:
-    head = sentence("(h ?x)")
-    body = [
-        sentence("(p ?x ?w)"),
-        sentence("(q ?x ?y ?v)"),
-        sentence("(r ?y ?z)"),
-        sentence("(t ?z ?u)"),
-        sentence("(not (s ?u ?w))"),
-        sentence("(distinct ?v ?u)"),
-    ]
+    head = parse_term("(h ?x)")
+    body = sentences(
+        "(p ?x ?w)",
+        "(q ?x ?y ?v)",
+        "(r ?y ?z)",
+        "(t ?z ?u)",
+        "(not (s ?u ?w))",
+        "(distinct ?v ?u)",
+    )
     rules = factor_rule(head, body, frozenset(), numbered())
     assert rules is not None
     assert_safe(rules)
@@ -150,21 +145,18 @@ def assert_safe(rules: list[tuple[RawTerm, tuple[RawTerm, ...]]]) -> None:
 
 def test_a_piece_copies_the_literal_that_binds_its_negated_literal() -> None:
     # crossers3 ranks three robots by their step counters
-    head = sentence("(goal ?r1 20)")
-    body = [
-        sentence(text)
-        for text in [
-            "allreached",
-            "(true (steps ?r1 ?s1))",
-            "(true (steps ?r2 ?s2))",
-            "(distinct ?r1 ?r2)",
-            "(true (steps ?r3 ?s3))",
-            "(distinct ?r1 ?r3)",
-            "(distinct ?r2 ?r3)",
-            "(not (smaller ?s1 ?s2))",
-            "(not (smaller ?s1 ?s3))",
-        ]
-    ]
+    head = parse_term("(goal ?r1 20)")
+    body = sentences(
+        "allreached",
+        "(true (steps ?r1 ?s1))",
+        "(true (steps ?r2 ?s2))",
+        "(distinct ?r1 ?r2)",
+        "(true (steps ?r3 ?s3))",
+        "(distinct ?r1 ?r3)",
+        "(distinct ?r2 ?r3)",
+        "(not (smaller ?s1 ?s2))",
+        "(not (smaller ?s1 ?s3))",
+    )
     rules = factor_rule(head, body, frozenset(), numbered())
     assert rules is not None
     guard = body[1]
@@ -260,25 +252,10 @@ def test_nothing_to_factor_is_said_before_grounding() -> None:
 def test_every_reachable_state_of_the_factored_game_agrees_with_the_interpreter() -> None:
     rules = parse_gdl(boards_game(2))
     compiled = CompiledEngine.from_rules(rules, factoring=True)
-    interpreter = Interpreter(rules)
     states = reachable_states(compiled, limit=5_000)
     assert len(states) > 100
-    scores = set()
-    for state in states:
-        assert compiled.is_terminal(state) == interpreter.is_terminal(state), state
-        for role in compiled.roles:
-            assert compiled.goal_values(state, role) == interpreter.goal_values(state, role)
-        scores.update(fact for fact in state.facts if fact[0] == "score")
-        if compiled.is_terminal(state):
-            continue
-        moves = []
-        for role in compiled.roles:
-            legal = compiled.legal_moves(state, role)
-            assert set(legal) == set(interpreter.legal_moves(state, role)), (state, role)
-            moves.append(legal)
-        for joint in product(*moves):
-            expected = interpreter.next_state(state, list(joint))
-            assert compiled.next_state(state, list(joint)) == expected, (state, joint)
+    assert state_disagreements(compiled, Interpreter(rules), states) == []
+    scores = {fact for state in states for fact in state.facts if fact[0] == "score"}
     assert scores == {("score", "0"), ("score", "3"), ("score", "6")}
 
 
