@@ -221,11 +221,13 @@ CORPUS_COLUMNS = [
     "playout/s",
     "prover/s",
     "ratio",
+    "state budget",
 ]
 """The columns of ``--corpus``: CPU seconds to load the game with engine ``auto``, the
 engine it chose, the CPU time of a failed compile attempt, transitions per second
 through the public ``Game`` API and in the generated playout loop, the reference
-prover's transitions per second and our public API's figure over it."""
+prover's transitions per second, our public API's figure over it, and on the interpreter
+the budget of state relations its timed trials kept ("-" where it needed none)."""
 
 
 def reference_speeds(path: Path) -> dict[str, float]:
@@ -300,7 +302,7 @@ def corpus_speeds(
         "" if start_clock is None else f": what a {start_clock:g} s start clock buys"
     )
     print(f"{seconds:g} s of CPU time per figure; engine auto within {limits}")
-    widths = [34, 9, 12, 17, 12, 12, 11, 9]
+    widths = [34, 9, 12, 17, 12, 12, 11, 9, 14]
     print(
         "".join(
             f"{c:<{w}}" if i == 0 else f"{c:>{w}}"
@@ -355,6 +357,7 @@ def corpus_speeds(
             "-" if loop is None else f"{loop:,.0f}",
             "-" if prover is None else f"{prover:,.4g}",
             "-" if ratio is None else f"{ratio:.3g}",
+            getattr(engine, "budget_choice", None) or "-",
         ]
         print(
             "".join(

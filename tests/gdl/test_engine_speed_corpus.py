@@ -45,6 +45,7 @@ def test_corpus_columns_are_listed() -> None:
         "playout/s",
         "prover/s",
         "ratio",
+        "state budget",
     ]
 
 
@@ -61,9 +62,9 @@ def test_each_game_gets_a_row_with_its_ratio_where_the_reference_has_a_figure(
     assert sorted(found) == ["countdown", "guess", "walk"]
     countdown = found["countdown"]
     assert countdown[2] == "compiled" and countdown[3] == "-"
-    api, prover, ratio = (float(cell.replace(",", "")) for cell in countdown[4:5] + countdown[6:])
+    api, prover, ratio = (float(cell.replace(",", "")) for cell in countdown[4:5] + countdown[6:8])
     assert prover == 10 and abs(ratio - api / 10) <= 0.01 * ratio
-    assert found["walk"][6:] == ["-", "-"]
+    assert found["walk"][6:] == ["-", "-", "-"]  # nor a state budget: it is compiled
     assert "3 of 3 games on the compiled engine" in result.stdout
 
 
@@ -79,7 +80,7 @@ def test_without_the_reference_file_the_ratio_is_left_out(tmp_path: Path) -> Non
     )
     assert result.returncode == 0, result.stderr
     assert "no reference figures" in result.stdout
-    assert rows(result.stdout, ["walk"])["walk"][6:] == ["-", "-"]
+    assert rows(result.stdout, ["walk"])["walk"][6:8] == ["-", "-"]
 
 
 def test_a_game_that_falls_back_shows_the_failed_compile_attempt(tmp_path: Path) -> None:
@@ -103,6 +104,7 @@ def test_a_game_that_falls_back_shows_the_failed_compile_attempt(tmp_path: Path)
     assert result.returncode == 0, result.stderr
     guess = rows(result.stdout, ["guess"])["guess"]
     assert guess[2] == "interpreter" and float(guess[3]) >= 0 and guess[5] == "-"
+    assert guess[8] in ("small", "full", "none", "-")  # the interpreter's state budget
     assert "0 of 1 games on the compiled engine" in result.stdout
     assert "fallbacks by reason: more than 1 ground rules (1)" in result.stdout
     assert "set-up on the interpreter: median" in result.stdout
