@@ -531,6 +531,24 @@ def test_a_budget_that_grows_slow_after_its_trial_is_tried_again() -> None:
     assert engine._state_budget == MATERIALISE_BUDGET
 
 
+def test_trials_cut_at_their_first_call_leave_the_watch_to_learn_the_cost() -> None:
+    """Chess late in a long process: the other budgets' first calls are cut (a slower heap
+    pushes them past the cut), so the trials time no transition. The watch then takes its
+    first window as the measure instead of expecting next to nothing, and spends no
+    revision on a budget that stays as fast (a revision times both budgets on every call
+    for 256 transitions: chess ran 90 transitions a second instead of 330 all through the
+    benchmark's measure). A budget that grows slow later is still tried again."""
+    clock = WayClock(small_ns=3_000_000, full_ns=2_000_000_000, none_ns=2_000_000_000)
+    engine = interpreter(PAINT, clock)
+    walk(engine, clock, 10)
+    assert engine.budget_choice == "small" and engine._watch is not None
+    walk(engine, clock, 4 * interpreter_engine.WATCH_WINDOW)
+    assert engine._revisions_left == interpreter_engine.REVISIONS
+    clock.costs["small"] = 150_000_000
+    walk(engine, clock, 2 * interpreter_engine.WATCH_WINDOW)
+    assert engine._revisions_left < interpreter_engine.REVISIONS
+
+
 def test_a_revision_that_keeps_the_budget_raises_the_watch_past_that_window() -> None:
     """A slow caller (its own work counts in the watch's windows) costs one revision,
     which keeps the budget; the watch then expects that much and asks no more."""

@@ -803,8 +803,13 @@ class _BudgetTrial:
                 self.own._end_trial(other_won=False)
 
     def cost(self, which: int) -> int:
-        """CPU ns per transition of the own budget (0) or the other (1), as timed so far."""
-        return self.spent[which] // max(self.transitions, 1)
+        """CPU ns per transition of the own budget (0) or the other (1), as timed so far;
+        0 (not known) when the trial ended before its first transition: what it timed
+        then is a call or two, not a transition (chess, where the other budget's first
+        call is cut: a few microseconds against 3 ms a transition)."""
+        if not self.transitions:
+            return 0
+        return self.spent[which] // self.transitions
 
 
 class _BudgetWatch:
@@ -812,13 +817,14 @@ class _BudgetWatch:
     trials' clock every WATCH_STRIDE transitions (the hot path only counts down) and
     averaged over WATCH_WINDOW; a window past ``limit`` ns a transition asks for the
     budgets to be tried again. What the caller does between transitions counts too: a
-    revision that keeps the budget raises the limit past that window."""
+    revision that keeps the budget raises the limit past that window. When the trials
+    timed no transition (``expected_ns`` 0), the first window sets the limit."""
 
     __slots__ = ("clock", "limit", "countdown", "since", "spent", "transitions")
 
     def __init__(self, clock: Callable[[], int], expected_ns: int) -> None:
         self.clock = clock
-        self.limit = WATCH_FACTOR * expected_ns + WATCH_SLACK_NS
+        self.limit = WATCH_FACTOR * expected_ns + WATCH_SLACK_NS if expected_ns > 0 else 0
         self.countdown = WATCH_STRIDE
         self.since = clock()
         self.spent = 0
@@ -834,6 +840,12 @@ class _BudgetWatch:
             return None
         self.spent += took
         self.transitions += WATCH_STRIDE
+        if not self.limit:  # nothing expected yet: the first window is the measure
+            if self.transitions >= WATCH_WINDOW:
+                per = self.spent // self.transitions
+                self.limit = WATCH_FACTOR * per + WATCH_SLACK_NS
+                self.spent = self.transitions = 0
+            return None
         if self.transitions < WATCH_WINDOW and self.spent <= self.limit * WATCH_WINDOW:
             return None  # (past that, the whole window is past the limit whatever comes)
         per = self.spent // self.transitions
