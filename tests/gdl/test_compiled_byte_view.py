@@ -1,10 +1,12 @@
-"""Wide states test their high bits in bytes: the byte view of the generated code.
+"""Wide states in the generated code: high bits read from bytes, and joins of two bits
+at one distance tested by shifting.
 
 ``s & m`` costs time in proportion to the highest bit of ``m``, so on a game of
-thousands of fluents the generated code reads literals past :data:`VIEW_MIN_BITS` from
-``Bs = s.to_bytes(...)`` instead (:class:`ByteView`). The conditions mean the same
-either way, narrow games are written as before, and a wide game compiled this way agrees
-with the interpreter.
+hundreds of fluents the generated code reads literals past :data:`VIEW_MIN_BITS` from
+``Bs = s.to_bytes(...)`` instead (:class:`ByteView`). An OR of many bodies that each ask
+for two bits the same distance apart (a piece on the same cell as another) is one test,
+``s & (s >> d) & A``. The conditions mean the same either way, narrow games read no
+bytes, and a wide game compiled this way agrees with the interpreter.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ import random
 from compiled_checks import fast_path_differences, state_disagreements
 
 from server.gdl.compiled import CompiledEngine
-from server.gdl.compiled.codegen import VIEW_MIN_BITS, ByteView, conj_code
+from server.gdl.compiled.codegen import (
+    SHIFTED_PAIRS_MIN,
+    VIEW_MIN_BITS,
+    ByteView,
+    conj_code,
+    or_code,
+)
 from server.gdl.interpreter import Interpreter
 from server.gdl.parser import parse_gdl
 from server.gdl.state import State
@@ -82,7 +90,8 @@ def test_a_condition_means_the_same_read_from_bytes_or_from_the_int() -> None:
 
 
 def test_each_kind_of_literal_on_high_bits_is_a_byte_test() -> None:
-    high = VIEW_MIN_BITS + 100  # bit 612: byte 76, bit 4 of it
+    high = 612  # byte 76, bit 4 of it
+    assert high > VIEW_MIN_BITS
     view = ByteView("s", 1_000)
     assert conj_code(frozenset({("p", 1 << high)}), "s", gate, view=view) == "Bs[76] & 16"
     assert conj_code(frozenset({("n", 1 << high)}), "s", gate, view=view) == "not Bs[76] & 16"
@@ -97,7 +106,7 @@ def test_each_kind_of_literal_on_high_bits_is_a_byte_test() -> None:
 
 def test_low_bits_and_spread_masks_keep_the_int_test() -> None:
     view = ByteView("s", 1_000)
-    low = frozenset({("p", 1 << 40), ("n", 1 << 300)})
+    low = frozenset({("p", 1 << 10), ("n", 1 << (VIEW_MIN_BITS - 1))})
     assert conj_code(low, "s", gate, view=view) == conj_code(low, "s", gate)
     spread = frozenset({("p", (1 << 600) | (1 << 700) | (1 << 800))})  # three bytes
     assert conj_code(spread, "s", gate, view=view) == conj_code(spread, "s", gate)
@@ -106,10 +115,39 @@ def test_low_bits_and_spread_masks_keep_the_int_test() -> None:
     assert not view.used
 
 
+def test_pairs_at_one_distance_are_one_shifted_test_meaning_the_same() -> None:
+    rng = random.Random(11)
+    distance = 37
+    cells = rng.sample(range(1_000), 40)
+    pairs = [frozenset({("p", 1 << c), ("p", 1 << (c + distance))}) for c in cells]
+    others = [  # fewer pairs at another distance, and bodies of other shapes
+        frozenset({("p", 1 << c), ("p", 1 << (c + 5))}) for c in rng.sample(range(1_000), 3)
+    ] + [frozenset({("p", 1 << 3), ("n", 1 << 900)}), frozenset({("a", 0b111 << 500)})]
+    bodies = pairs + others
+    rng.shuffle(bodies)
+    code = or_code(bodies, "s", gate)
+    assert code.count(">>") == 1 and f"s & (s >> {distance}) & " in code
+    plain = " or ".join(conj_code(body, "s", gate) for body in bodies)
+    held = 0
+    for _ in range(4_000):
+        state = 0
+        for _ in range(rng.randint(0, 60)):
+            state |= 1 << rng.randrange(1_040)
+        if rng.random() < 0.3:  # one pair on, most times none
+            cell = rng.choice(cells)
+            state |= (1 << cell) | (1 << (cell + distance))
+        answer = evaluate(plain, state)
+        assert evaluate(code, state) == answer, state
+        held += answer
+    assert 800 < held < 3_200
+    assert ">>" not in or_code(pairs[: SHIFTED_PAIRS_MIN - 1], "s", gate)
+
+
 def lights_game(cells: int, steps: int) -> str:
     """One player flips lights on a line of ``cells``: an off light at will, an on one
-    only when its right neighbour is on. Four top lights make a bright line; the game
-    ends after ``steps`` flips or with the last three lights on."""
+    only when its right neighbour is on. Four top lights make a bright line, two
+    neighbours on a pair; the game ends after ``steps`` flips, with the last three
+    lights on, or with the first light on and a pair."""
     numbers = range(1, cells + 1)
     facts = " ".join(f"(cellindex {i})" for i in numbers)
     facts += " " + " ".join(f"(right {i} {i + 1})" for i in range(1, cells))
@@ -129,12 +167,14 @@ def lights_game(cells: int, steps: int) -> str:
     (<= (next (cell ?i ?s)) (true (cell ?i ?s)) (not (flipped ?i)))
     (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
     (<= bright (true (cell ?i on)) (top ?i))
+    (<= pair (true (cell ?i on)) (right ?i ?j) (true (cell ?j on)))
     (<= terminal (true (step {steps})))
     (<= terminal (true (cell {cells} on)) (true (cell {cells - 1} on))
         (true (cell {cells - 2} on)))
-    (<= (goal p 100) bright (not (true (cell 1 on))))
-    (<= (goal p 50) bright (true (cell 1 on)))
-    (<= (goal p 0) (not bright))
+    (<= terminal (true (cell 1 on)) pair)
+    (<= (goal p 100) pair bright)
+    (<= (goal p 50) pair (not bright))
+    (<= (goal p 0) (not pair))
     """
 
 
@@ -157,6 +197,7 @@ def test_a_wide_game_reads_its_bytes_and_agrees_with_the_interpreter() -> None:
     assert len(compiled.plan.network.fluents) > VIEW_MIN_BITS
     assert "Bs = s.to_bytes(" in compiled.source  # the state functions read bytes
     assert "BX = X.to_bytes(" in compiled.source  # and next, over the state and move
+    assert "s & (s >> " in compiled.source  # two neighbours on: a pair
     interpreter = Interpreter(rules)
     states = playout_states(compiled, 60, seed=3)
     assert state_disagreements(compiled, interpreter, states) == []
