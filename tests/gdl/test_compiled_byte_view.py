@@ -17,7 +17,7 @@ from compiled_checks import fast_path_differences, state_disagreements
 
 from server.gdl.compiled import CompiledEngine
 from server.gdl.compiled.codegen import (
-    SHIFTED_PAIRS_MIN,
+    SHIFTED_JOIN_MIN,
     VIEW_MIN_BITS,
     ByteView,
     conj_code,
@@ -126,7 +126,7 @@ def test_pairs_at_one_distance_are_one_shifted_test_meaning_the_same() -> None:
     bodies = pairs + others
     rng.shuffle(bodies)
     code = or_code(bodies, "s", gate)
-    assert code.count(">>") == 1 and f"s & (s >> {distance}) & " in code
+    assert code.count(">>") == 1 and f" & (s >> {distance})" in code
     plain = " or ".join(conj_code(body, "s", gate) for body in bodies)
     held = 0
     for _ in range(4_000):
@@ -140,7 +140,31 @@ def test_pairs_at_one_distance_are_one_shifted_test_meaning_the_same() -> None:
         assert evaluate(code, state) == answer, state
         held += answer
     assert 800 < held < 3_200
-    assert ">>" not in or_code(pairs[: SHIFTED_PAIRS_MIN - 1], "s", gate)
+    assert ">>" not in or_code(pairs[: SHIFTED_JOIN_MIN - 1], "s", gate)
+
+
+def test_lines_of_three_marks_are_one_shifted_test_meaning_the_same() -> None:
+    """Three marks in a row, column or diagonal of a 12 by 12 board (bit 12 x + y)."""
+    lines = []
+    for x in range(12):
+        for y in range(12):
+            for dx, dy in ((1, 0), (0, 1), (1, 1)):
+                if x + 2 * dx < 12 and y + 2 * dy < 12:
+                    cells = [12 * (x + k * dx) + y + k * dy for k in range(3)]
+                    lines.append(frozenset(("p", 1 << (200 + c)) for c in cells))
+    code = or_code(lines, "s", gate)
+    assert code.count(" & (s >> ") == 6  # two shifts for each of the three directions
+    plain = " or ".join(conj_code(line, "s", gate) for line in lines)
+    rng = random.Random(5)
+    held = 0
+    for _ in range(3_000):
+        state = 0
+        for _ in range(rng.randint(0, 40)):
+            state |= 1 << (200 + rng.randrange(144))
+        answer = evaluate(plain, state)
+        assert evaluate(code, state) == answer, state
+        held += answer
+    assert 300 < held < 2_700
 
 
 def lights_game(cells: int, steps: int) -> str:
@@ -197,7 +221,7 @@ def test_a_wide_game_reads_its_bytes_and_agrees_with_the_interpreter() -> None:
     assert len(compiled.plan.network.fluents) > VIEW_MIN_BITS
     assert "Bs = s.to_bytes(" in compiled.source  # the state functions read bytes
     assert "BX = X.to_bytes(" in compiled.source  # and next, over the state and move
-    assert "s & (s >> " in compiled.source  # two neighbours on: a pair
+    assert " & (s >> 2)" in compiled.source  # two neighbours on: a pair
     interpreter = Interpreter(rules)
     states = playout_states(compiled, 60, seed=3)
     assert state_disagreements(compiled, interpreter, states) == []
