@@ -44,6 +44,10 @@ Ref = Callable[[int], str]
 Number = Callable[[int], str]
 """Gives the text of a number in the generated code (:class:`Numbers`)."""
 
+Joins = tuple[list[tuple[tuple[int, ...], int]], list[Conj]]
+"""Bodies tested by shifting, as (distances, lowest bits) groups, and the other bodies
+(:func:`join_groups`)."""
+
 MAX_INLINE_DEPTH = 25
 """Deeper expressions are stored in variables (CPython limits nesting)."""
 
@@ -79,7 +83,14 @@ class ByteView:
         """Bits ``pos`` on and ``neg`` off as byte tests, or ``None`` where the ``int``
         mask costs as little (low bits, or bits spread over many bytes)."""
         mask = pos | neg
-        if mask.bit_length() <= VIEW_MIN_BITS or mask.bit_count() > 8 * VIEW_MAX_BYTES:
+        top = mask.bit_length()
+        if top <= VIEW_MIN_BITS:
+            return None
+        if not mask & (mask - 1):  # one bit, the most common literal
+            self.used = True
+            read = f"{self.name}[{(top - 1) >> 3}] & {1 << ((top - 1) & 7)}"
+            return read if pos else f"not {read}"
+        if mask.bit_count() > 8 * VIEW_MAX_BYTES:
             return None
         by_byte: dict[int, list[int]] = {}
         rest = mask
@@ -234,6 +245,7 @@ def or_code(
     num: Number = str,
     depth: int = 0,
     view: ByteView | None = None,
+    joins: bool | Joins = True,
 ) -> str:
     """A disjunction of conjunctions, with the literals common to all pulled out.
 
@@ -241,18 +253,22 @@ def or_code(
     literal that most bodies hold is tested once, before the rest of those bodies,
     nested the same way (:func:`shared_groups`), so that a join of independent
     conditions (a goal over two pieces' positions: 10,000 bodies) costs a test per
-    piece position, not per body.
+    piece position, not per body. Before that, bodies of bits at the same distances are
+    tested by shifting (:func:`join_groups`; ``joins``: whether to look for them, or
+    the groups already found).
     """
     if not bodies:
         return "False"
     if len(bodies) == 1:
         return conj_code(bodies[0], var, ref, num, view)
-    if len(bodies) >= SHIFTED_JOIN_MIN:
-        shifted, rest = _shifted_joins(bodies, var, num)
-        if shifted:
-            if rest:
-                shifted.append(or_code(rest, var, ref, num, depth, view))
-            return " or ".join(f"({part})" if " or " in part else part for part in shifted)
+    if joins is True and depth == 0 and len(bodies) >= SHIFTED_JOIN_MIN:
+        joins = join_groups(bodies)
+    if isinstance(joins, tuple) and joins[0]:
+        groups, rest = joins
+        tests = [join_code(shape, mask, var, num) for shape, mask in groups]
+        if rest:  # (none of them joins with enough others)
+            tests.append(or_code(rest, var, ref, num, depth, view, joins=False))
+        return " or ".join(f"({part})" if " or " in part else part for part in tests)
     if len(bodies) >= FACTORED_OR_MIN and depth < MAX_FACTORED_DEPTH:
         return _factored_or(bodies, var, ref, num, depth, view)
     common = frozenset.intersection(*bodies)
@@ -267,7 +283,7 @@ def or_code(
 
 SHIFTED_JOIN_MIN = 8
 """Bodies of the same shape (bits on at the same distances from their lowest) tested as
-one shifted mask (:func:`_shifted_joins`) from this many on."""
+one shifted mask (:func:`join_groups`) from this many on."""
 
 
 SHIFTED_JOIN_MAX_BITS = 3
@@ -276,34 +292,45 @@ transitions a second with bodies of up to three (and two) bits shifted, 25,900 w
 bodies of four bits shifted too."""
 
 
-def _shifted_joins(bodies: list[Conj], var: str, num: Number) -> tuple[list[str], list[Conj]]:
+def join_groups(bodies: list[Conj]) -> Joins:
     """The bodies that each ask for bits ``a``, ``a + d1``, ... on, with distances that at
-    least :data:`SHIFTED_JOIN_MIN` of them share, as one test per shape:
-    ``s & A & (s >> d1) & ...``, where ``A`` holds their lowest bits. A piece caught where
-    another stands (mummymaze2p's terminal: an explorer and a mummy on the same one of 800
-    cells) or a line of marks then costs a few operations on the state instead of a test
-    per cell. Also the other bodies, as they were."""
+    least :data:`SHIFTED_JOIN_MIN` of them share, as (distances, their lowest bits) groups;
+    and the other bodies, as they were. Each group is one test (:func:`join_code`)."""
     by_shape: dict[tuple[int, ...], list[tuple[int, Conj]]] = {}
-    rest: list[Conj] = []
     for body in bodies:
-        if 2 <= len(body) <= SHIFTED_JOIN_MAX_BITS and all(kind == "p" for kind, _ in body):
-            bits = sorted(bit for _, bit in body)
-            base = bits[0].bit_length()
-            shape = tuple(bit.bit_length() - base for bit in bits[1:])
-            by_shape.setdefault(shape, []).append((bits[0], body))
+        if not 2 <= len(body) <= SHIFTED_JOIN_MAX_BITS:
             continue
-        rest.append(body)
-    tests: list[str] = []
+        places = []  # each bit's place, counted from 1
+        for kind, bit in body:
+            if kind != "p":
+                break
+            places.append(bit.bit_length())
+        else:
+            places.sort()
+            base = places[0]
+            shape = tuple(place - base for place in places[1:])
+            by_shape.setdefault(shape, []).append((base, body))
+    groups: list[tuple[tuple[int, ...], int]] = []
+    joined: set[int] = set()
     for shape, members in by_shape.items():
         if len(members) < SHIFTED_JOIN_MIN:
-            rest.extend(body for _, body in members)
             continue
         mask = 0
-        for low, _ in members:
-            mask |= low
-        shifted = "".join(f" & ({var} >> {distance})" for distance in shape)
-        tests.append(f"{var} & {num(mask)}{shifted}")
-    return tests, rest
+        for base, body in members:
+            mask |= 1 << (base - 1)
+            joined.add(id(body))
+        groups.append((shape, mask))
+    if not groups:
+        return groups, bodies
+    return groups, [body for body in bodies if id(body) not in joined]
+
+
+def join_code(shape: tuple[int, ...], mask: int, var: str, num: Number) -> str:
+    """One group of :func:`join_groups` as a test: ``s & A & (s >> d1) & ...``. A piece
+    caught where another stands (mummymaze2p's terminal: an explorer and a mummy on the
+    same one of 800 cells) or a line of marks then costs a few operations on the state
+    instead of a test per cell."""
+    return f"{var} & {num(mask)}" + "".join(f" & ({var} >> {distance})" for distance in shape)
 
 
 FACTORED_OR_MIN = 16
@@ -414,7 +441,7 @@ class GateWriter:
                         kept.extend(members)
                 continue
             done.add(gid)
-            expr = or_code(gate.bodies, self.var, self.ref, self.num, view=self.view)
+            expr = self._or_code(gid)
             level = 1 + max((self.depth.get(v, 0) for v in gate_refs(gate.bodies)), default=0)
             user = users.get(gid)
             same_place = (
@@ -469,6 +496,14 @@ class GateWriter:
             self.kept.extend(kept)
         return out
 
+    def _or_code(self, gid: int) -> str:
+        """The OR of a gate's bodies, its shifted tests worked out once per plan."""
+        bodies = self.plan.gates[gid].bodies
+        joins = self.plan.joins.get(gid)
+        if joins is None and len(bodies) >= SHIFTED_JOIN_MIN:
+            joins = self.plan.joins[gid] = join_groups(bodies)
+        return or_code(bodies, self.var, self.ref, self.num, view=self.view, joins=joins or False)
+
     def _one_test(self, gate: Gate) -> bool:
         """Whether a gate is one test of input bits: a mask and at most one any-of, or
         a gate written inline that is one test, or its negation."""
@@ -516,11 +551,10 @@ class GateWriter:
         ]
 
     def _fixpoint(self, members: list[int]) -> list[str]:
-        gates = self.plan.gates
         lines = [" = ".join(f"g{m}" for m in members) + " = False", "while True:"]
         lines.append("    _changed = False")
         for gid in members:
-            expr = or_code(gates[gid].bodies, self.var, self.ref, self.num, view=self.view)
+            expr = self._or_code(gid)
             lines.append(f"    if not g{gid} and ({expr}):")
             lines.append(f"        g{gid} = True")
             lines.append("        _changed = True")

@@ -97,6 +97,12 @@ class Plan:
     deadline: float = float("inf")
     caps: CodeCaps = field(default_factory=CodeCaps)
     """The size caps of the generated code (set by :func:`compile_plan`)."""
+    joins: dict[int, tuple[list[tuple[tuple[int, ...], int]], list[Conj]]] = field(
+        default_factory=dict
+    )
+    """Each gate's bodies that are tested by shifting, as (distances, lowest bits) groups,
+    and the rest, worked out once for all the functions that compute the gate (see
+    :func:`server.gdl.compiled.codegen.join_groups`)."""
     volatile: int = 0
 
     def uses(self, gate_ids: set[int]) -> Counter:
