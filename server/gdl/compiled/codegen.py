@@ -231,14 +231,13 @@ def conj_code(
     mask = pos | neg
     if mask:
         first = view.test(pos, neg) if view is not None else None
-        if first is not None:
-            pass
-        elif not neg and pos & (pos - 1) == 0:
-            first = f"{var} & {num(pos)}"
-        elif not pos:
-            first = f"not {var} & {num(neg)}"
-        else:
-            first = f"{var} & {num(mask)} == {num(pos)}"
+        if first is None:
+            if not neg and pos & (pos - 1) == 0:
+                first = f"{var} & {num(pos)}"
+            elif not pos:
+                first = f"not {var} & {num(neg)}"
+            else:
+                first = f"{var} & {num(mask)} == {num(pos)}"
         parts.insert(0, first)
     parts += late
     return " and ".join(parts) if parts else "True"
@@ -380,6 +379,7 @@ class GateWriter:
         self.plan = plan
         self.var = var
         network = plan.network
+        # ``X`` (in next) holds the moves' bits above the fluents; ``s`` the fluents only
         width = network.n_inputs if var == "X" else len(network.fluents)
         self.view = ByteView(var, width) if width > VIEW_MIN_BITS else None
         """The bytes of the input, for literals on its high bits (None on narrow games)."""
