@@ -36,7 +36,7 @@ from .code_limits import (
     predicted_too_large,
 )
 from .errors import GroundingTooLarge, check_deadline
-from .plan import Conj, Gate, Lit, Plan, gate_refs, gates_needed
+from .plan import Conj, Gate, Lit, Plan, bit_masks, gate_refs, gates_needed
 
 Ref = Callable[[int], str]
 """Gives the expression that reads a gate."""
@@ -93,15 +93,12 @@ class ByteView:
         if mask.bit_count() > 8 * VIEW_MAX_BYTES:
             return None
         by_byte: dict[int, list[int]] = {}
-        rest = mask
-        while rest:
-            low = rest & -rest
+        for low in bit_masks(mask):
             index = low.bit_length() - 1
             on_off = by_byte.setdefault(index >> 3, [0, 0])
             on_off[0 if pos & low else 1] |= 1 << (index & 7)
-            rest ^= low
-            if len(by_byte) > VIEW_MAX_BYTES:
-                return None
+        if len(by_byte) > VIEW_MAX_BYTES:
+            return None
         self.used = True
         tests = []
         for byte, (on, off) in sorted(by_byte.items()):
@@ -250,7 +247,7 @@ def or_code(
     num: Number = str,
     depth: int = 0,
     view: ByteView | None = None,
-    joins: bool | Joins = True,
+    joins: Joins | None = None,
 ) -> str:
     """A disjunction of conjunctions, with the literals common to all pulled out.
 
@@ -259,20 +256,20 @@ def or_code(
     nested the same way (:func:`shared_groups`), so that a join of independent
     conditions (a goal over two pieces' positions: 10,000 bodies) costs a test per
     piece position, not per body. Before that, bodies of bits at the same distances are
-    tested by shifting (:func:`join_groups`; ``joins``: whether to look for them, or
-    the groups already found).
+    tested by shifting (:func:`join_groups`; ``joins``: the groups already found, else
+    they are looked for at the top level).
     """
     if not bodies:
         return "False"
     if len(bodies) == 1:
         return conj_code(bodies[0], var, ref, num, view)
-    if joins is True and depth == 0 and len(bodies) >= SHIFTED_JOIN_MIN:
+    if joins is None and depth == 0 and len(bodies) >= SHIFTED_JOIN_MIN:
         joins = join_groups(bodies)
-    if isinstance(joins, tuple) and joins[0]:
+    if joins is not None and joins[0]:
         groups, rest = joins
         tests = [join_code(shape, mask, var, num) for shape, mask in groups]
-        if rest:  # (none of them joins with enough others)
-            tests.append(or_code(rest, var, ref, num, depth, view, joins=False))
+        if rest:  # none of them joins with enough others
+            tests.append(or_code(rest, var, ref, num, depth, view, joins=([], rest)))
         return " or ".join(f"({part})" if " or " in part else part for part in tests)
     if len(bodies) >= FACTORED_OR_MIN and depth < MAX_FACTORED_DEPTH:
         return _factored_or(bodies, var, ref, num, depth, view)
@@ -511,7 +508,7 @@ class GateWriter:
         if cond is None:
             return cond
         gates = self.plan.gates
-        for _ in range(MAX_INLINE_DEPTH):
+        for _ in range(MAX_INLINE_DEPTH):  # inlined gates nest no deeper than this
             inner = [
                 lit
                 for lit in cond
@@ -532,7 +529,7 @@ class GateWriter:
         joins = self.plan.joins.get(gid)
         if joins is None and len(bodies) >= SHIFTED_JOIN_MIN:
             joins = self.plan.joins[gid] = join_groups(bodies)
-        return or_code(bodies, self.var, self.ref, self.num, view=self.view, joins=joins or False)
+        return or_code(bodies, self.var, self.ref, self.num, view=self.view, joins=joins)
 
     def _one_test(self, gate: Gate) -> bool:
         """Whether a gate is one test of input bits: a mask and at most one any-of, or
@@ -558,11 +555,8 @@ class GateWriter:
         table: dict[int, list[int]] = {}
         for mask in masks:
             support |= mask
-            rest = mask
-            while rest:
-                low = rest & -rest
+            for low in bit_masks(mask):
                 table.setdefault(low, []).append(mask)
-                rest ^= low
         name = f"T{gid}"
         self.tables[name] = {bit: tuple(found) for bit, found in table.items()}
         g = f"g{gid}"

@@ -134,7 +134,8 @@ def gates_needed(gates: dict[int, Gate], roots: list[int], within: set[int]) -> 
     return seen
 
 
-def _bits(mask: int) -> list[int]:
+def bit_masks(mask: int) -> list[int]:
+    """The one-bit masks of ``mask``, lowest first."""
     out = []
     while mask:
         low = mask & -mask
@@ -145,8 +146,8 @@ def _bits(mask: int) -> list[int]:
 
 def body_literals(body: Body) -> Conj:
     """A network body as a set of literals."""
-    lits: list[Lit] = [("p", bit) for bit in _bits(body.pos_in)]
-    lits += [("n", bit) for bit in _bits(body.neg_in)]
+    lits: list[Lit] = [("p", bit) for bit in bit_masks(body.pos_in)]
+    lits += [("n", bit) for bit in bit_masks(body.neg_in)]
     lits += [("a", mask) for mask in body.any_of]
     lits += [("g", atom) for atom in body.pos]
     lits += [("!", atom) for atom in body.neg]
@@ -314,7 +315,7 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
             else:
                 mask &= value
         base = network.does_base[r]
-        return [b.bit_length() - 1 - base for b in _bits(mask)]
+        return [b.bit_length() - 1 - base for b in bit_masks(mask)]
 
     def table_entry(body: Conj, bit: int) -> tuple[list[list[int]] | None, int, list[int]] | None:
         """Where a body of ``next(bit)`` goes in the tables: (None, -1, []) to persist,
@@ -343,7 +344,7 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
             return None
         rest = body - {wide[0]}
         entries = []
-        for single in _bits(wide[0][1]):
+        for single in bit_masks(wide[0][1]):
             entry = table_entry(rest | {("p", single)}, bit)
             if entry is None:
                 return None
@@ -375,7 +376,7 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
                 for _, v in rest:
                     for r in roles:
                         base = network.does_base[r]
-                        for b in _bits(v & role_masks[r]):
+                        for b in bit_masks(v & role_masks[r]):
                             kill[r][b.bit_length() - 1 - base] |= bit
                 continue
             entries = table_entries(body, bit)
@@ -448,7 +449,7 @@ def _inline_move_gates(plan: Plan, fluent_mask: int, deadline: float) -> None:
                 for b in plan.gates[gid].bodies:
                     out += expand(rest | b, room - len(out))
                 return out
-            bits = [bit for b in plan.gates[gid].bodies for _, m in b for bit in _bits(m)]
+            bits = [bit for b in plan.gates[gid].bodies for _, m in b for bit in bit_masks(m)]
             return expand((body - {lit}) | {("n", bit) for bit in bits}, room)
         if room < 1:
             raise _TooManyBodies
@@ -521,7 +522,7 @@ def _regions(plan: Plan, fluent_mask: int) -> None:
         (plan.gates[g] for g in plan.state_gates), key=lambda g: bin(g.support).count("1")
     )
     for gate in gates:
-        bits = [b.bit_length() - 1 for b in _bits(gate.support)]
+        bits = [b.bit_length() - 1 for b in bit_masks(gate.support)]
         if not bits or len(bits) > limit:
             continue
         roots = {find(b) for b in bits}
@@ -547,7 +548,7 @@ def _regions(plan: Plan, fluent_mask: int) -> None:
     region_of = {m: i for i, m in enumerate(plan.regions)}
     by_bit: dict[int, int] = {}
     for mask, i in region_of.items():
-        for bit in _bits(mask):
+        for bit in bit_masks(mask):
             by_bit[bit] = i
     for gid in plan.state_gates:
         gate = plan.gates[gid]
