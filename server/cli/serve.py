@@ -158,8 +158,9 @@ async def _serve(settings: object) -> int:
         return EXIT_FAILED
     settle_after_start()
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    port = runner.addresses[0][1] if runner.addresses else settings.port  # --port 0: the one bound
     print(
-        f"serving on http://{host}:{settings.port}/  (API at /api, OpenAPI at /openapi.json)",
+        f"serving on http://{host}:{port}/  (API at /api, OpenAPI at /openapi.json)",
         flush=True,
     )
     if service.generated_admin_token:

@@ -225,6 +225,11 @@ class Template:
                 str(memory_mb),
                 stdin=theirs.fileno(),
                 env={**os.environ, **_ENVIRONMENT},
+                # out of the server's process group: a Ctrl-C at the terminal is the
+                # server's to handle, and may not stop a template still importing its
+                # modules; the server closes the templates, or they read the end of
+                # their socket when it dies
+                start_new_session=True,
             )
         except BaseException:
             ours.close()
