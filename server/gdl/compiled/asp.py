@@ -27,6 +27,7 @@ import clingo
 
 from ..parser import Rule
 from ..terms import RawTerm
+from .complement import complement_move_test
 from .demand import (
     DEMAND_PREFIX,
     demand_arguments,
@@ -106,12 +107,22 @@ class Translator:
     """The demanded relations, with the argument positions their demand atoms hold
     (set by :meth:`program`)."""
 
-    def __init__(self, factoring: bool = False) -> None:
+    def __init__(self, factoring: bool = False, state_tests: bool | None = None) -> None:
         self.factoring = factoring
         """Whether rules are factored into smaller joins (:mod:`.factor`)."""
+        self.state_tests = factoring if state_tests is None else state_tests
+        """Whether move tests that read the state are complemented too (:mod:`.complement`);
+        by default when the rules are factored."""
+        self.state_tests_complemented = 0
+        """The rule bodies complemented that only this mode complements."""
         self.factored = 0
         """The rules factored so far."""
         self.factored_relations = 0
+        self.complemented = 0
+        """The rule bodies whose move tests were complemented (:mod:`.complement`)."""
+        self.guards: dict[str, int] = {}
+        """The predicate names of their guard relations, with their numbers of
+        arguments: read as true after grounding, like the demand atoms."""
         """The relations factoring has named so far (some for rules then left whole)."""
         self.predicates: dict[RelationKey, str] = {}
         self.keys_by_predicate: dict[str, RelationKey] = {}
@@ -137,21 +148,51 @@ class Translator:
         lines = OPEN_INPUTS.rstrip("\n").split("\n")
         self.source_of: dict[int, Rule] = {}
         kept = [rule for rule in rules if relation_key(rule.head)[0] not in ("base", "input")]
-        self.dynamic = dynamic_relations(kept)
-        expanded = [(rule, body) for rule in kept for body in _bodies(rule)]
-        self.demand = demanded_positions([body for _, body in expanded], self.dynamic)
-        for rule, body in expanded:
-            for line in self.rule_lines(rule.head, body):
+        expanded = [(rule, rule.head, body) for rule in kept for body in _bodies(rule)]
+        expanded = self._complemented(expanded, dynamic_relations(kept))
+        self.dynamic = dynamic_relations([Rule(head, body) for _, head, body in expanded])
+        self.demand = demanded_positions([body for _, _, body in expanded], self.dynamic)
+        for rule, head, body in expanded:
+            for line in self.rule_lines(head, body):
                 lines.append(line)
                 self.source_of[len(lines)] = rule
         return "\n".join(lines)
 
+    def _complemented(
+        self,
+        expanded: list[tuple[Rule, RawTerm, tuple[RawTerm, ...]]],
+        dynamic: frozenset[RelationKey],
+    ) -> list[tuple[Rule, RawTerm, tuple[RawTerm, ...]]]:
+        """The rules with their complemented move tests rewritten (:mod:`.complement`),
+        each new rule kept with the GDL rule it comes from. A rule whose move's unused
+        arguments are projected away (:func:`_local_variables`) is left to that: it
+        grounds few rules already (sudoku's frame rules)."""
+        out: list[tuple[Rule, RawTerm, tuple[RawTerm, ...]]] = []
+        for rule, head, body in expanded:
+            rewritten = None
+            if not _local_variables(head, body, dynamic):
+                rewritten = complement_move_test(head, body, self.new_factored_relation, dynamic)
+                if rewritten is None and self.state_tests:
+                    rewritten = complement_move_test(head, body, self.new_factored_relation)
+                    self.state_tests_complemented += rewritten is not None
+            if rewritten is None:
+                out.append((rule, head, body))
+                continue
+            self.complemented += 1
+            self.guards[self.predicate(relation_key(rewritten.guard))] = len(rewritten.guard) - 1
+            out.extend((rule, new_head, new_body) for new_head, new_body in rewritten.rules)
+        return out
+
     def demand_predicates(self) -> dict[str, int]:
-        """The demand atoms' predicate names, with their numbers of arguments."""
-        return {
+        """The predicate names of the atoms read as true after grounding (the demand
+        atoms and the guards of complemented move tests), with their numbers of
+        arguments."""
+        found = {
             DEMAND_PREFIX + self.predicate(key): len(positions)
             for key, positions in self.demand.items()
         }
+        found.update(self.guards)
+        return found
 
     def rule_lines(self, head: RawTerm, body: tuple[RawTerm, ...]) -> list[str]:
         """The ASP rule of a head and a body without ``or``, after the demand rules of

@@ -23,7 +23,7 @@ from .errors import (
 )
 from .estimate import work_budget
 from .gc_pause import garbage_collection_paused
-from .grounder import NothingToFactor, ground
+from .grounder import NothingToComplement, NothingToFactor, ground
 from .network import build_network
 from .plan import Plan, build_plan
 
@@ -59,22 +59,24 @@ ATTEMPT_SHARE = 0.2
 
 
 FACTORED_HANDICAP = 1.2
-"""The seconds of budget the second attempt, with the rules factored, goes without:
-an attempt that fails at the default 2 s costs 0.2 to 0.35 s, and the factored one is
-given the budgets of 0.8 s there (32,000 ground rules, a failure of about 0.1 s), so
-that both failing stay within 0.5 s."""
+"""The seconds of budget the later attempts (the move tests on the state complemented,
+then the rules factored) go without: an attempt that fails at the default 2 s costs 0.2
+to 0.35 s, and the later ones are given the budgets of 0.8 s there (32,000 ground rules,
+a failure of about 0.1 s each), so that a failed compile stays near 0.5 s."""
 
-FACTORED_MAX_BUDGET = 3.5
-"""The most seconds of budget the factored attempt has (155,000 ground rules, an estimate
-of 5.9 s): enough for crossers3 (93,000 ground rules factored, estimated at 5.4 s,
-compiled in 1.6 s, 13,000 transitions a second against the interpreter's 6,800). The
-corpus games whose factored programs are larger (skirmish and its variants, 316,000)
-compiled in 8 to 9 s at a 60 s start clock only to run slower than the interpreter
-(skirmish 150 transitions a second against 1,000)."""
+FACTORED_MAX_BUDGET = 4.0
+"""The most seconds of budget a later attempt has (180,000 ground rules, an estimate
+of 7 s): enough for checkers-mustjump-torus with its move tests complemented (151,000
+ground rules, compiled in 4.7 s, 3,500 transitions a second against the interpreter's
+2,300) and crossers3 factored (93,000 ground rules, estimated at 5.4 s, compiled in
+1.6 s, 13,000 transitions a second against the interpreter's 6,800). Factored programs
+larger still (skirmish and its variants, 316,000) compiled in 8 to 9 s at a 60 s start
+clock only to run slower than the interpreter (skirmish 150 transitions a second
+against 1,000); skirmish now compiles as written, its frame rule complemented."""
 
 
 def factored_budget(time_limit: float) -> float:
-    """The seconds whose budgets the factored attempt has under ``time_limit``."""
+    """The seconds whose budgets each later attempt has under ``time_limit``."""
     return max(min(time_limit - FACTORED_HANDICAP, FACTORED_MAX_BUDGET), 0.0)
 
 
@@ -187,8 +189,10 @@ class CompiledEngine:
         deadline = start + time_limit
         caps = caps or caps_for(time_limit)
 
-        def attempt(factored: bool, budgets: float = time_limit) -> tuple[Plan, dict[str, Any]]:
-            return _build(rules, max_ground_rules, budgets, deadline, caps, factored)
+        def attempt(
+            factored: bool, budgets: float = time_limit, state_tests: bool | None = None
+        ) -> tuple[Plan, dict[str, Any]]:
+            return _build(rules, max_ground_rules, budgets, deadline, caps, factored, state_tests)
 
         with garbage_collection_paused():
             if factoring:
@@ -203,7 +207,13 @@ class CompiledEngine:
                     if factoring is not None:
                         raise
                     budgets = factored_budget(time_limit)
-                    plan, namespace = _factored(lambda: attempt(True, budgets), as_written)
+                    plan, namespace = _smaller(
+                        [
+                            (COMPLEMENTED, lambda: attempt(False, budgets, state_tests=True)),
+                            (FACTORED, lambda: attempt(True, budgets)),
+                        ],
+                        as_written,
+                    )
         if time.thread_time() > deadline:
             raise GroundingTooSlow("generating code took longer than the time limit")
         return cls(plan, namespace, time.thread_time() - start)
@@ -413,9 +423,11 @@ def _build(
     deadline: float,
     caps: CodeCaps,
     factoring: bool,
+    state_tests: bool | None = None,
 ) -> tuple[Plan, dict[str, Any]]:
-    """Ground, optimise and generate code once, the rules as written or factored,
-    within the rule and work budgets of ``budgets`` seconds and the ``deadline``."""
+    """Ground, optimise and generate code once, the rules as written or factored (and
+    with the move tests on the state complemented or not, :func:`ground`), within the
+    rule and work budgets of ``budgets`` seconds and the ``deadline``."""
     roles = _roles(rules)
     program = ground(
         rules,
@@ -425,6 +437,7 @@ def _build(
         work_budget=work_budget(budgets),
         read_names=False,
         factoring=factoring,
+        state_tests=state_tests,
     )
     network = build_network(program, roles, deadline, work_budget(budgets), caps)
     try:
@@ -434,21 +447,41 @@ def _build(
         raise CompileError(f"the generated code does not compile ({error})") from error
 
 
-def _factored(
-    attempt: Callable[[], tuple[Plan, dict[str, Any]]], as_written: CompileError
+COMPLEMENTED = "with its move tests on the state complemented"
+FACTORED = "with its rules factored"
+
+
+def _smaller(
+    attempts: list[tuple[str, Callable[[], tuple[Plan, dict[str, Any]]]]],
+    as_written: CompileError,
 ) -> tuple[Plan, dict[str, Any]]:
-    """The second ``attempt``, with the rules factored, after ``as_written`` was too
-    large; its failure tells both reasons (``as_written`` alone when nothing factors),
-    as an error of the kind ``as_written`` is, unless the clock stopped the second
-    attempt (a :class:`GroundingTooSlow` the load may change, so not remembered)."""
-    try:
-        return attempt()
-    except NothingToFactor:
-        raise as_written from None
-    except CompileError as factored:
-        if factored.reason == as_written.reason:
-            reason = f"{as_written.reason}, as written and with its rules factored"
-        else:
-            reason = f"{as_written.reason}; with its rules factored, {factored.reason}"
-        kind = GroundingTooSlow if type(factored) is GroundingTooSlow else type(as_written)
-        raise kind(reason) from None
+    """The later attempts in turn, each ``(what it changes, attempt)``, after
+    ``as_written`` was too large: the first that compiles. An attempt that would ground
+    the program of an earlier one is skipped (nothing to complement or factor). When
+    all fail, the error tells every reason, as an error of the kind ``as_written`` is,
+    unless the clock stopped one (a :class:`GroundingTooSlow` the load may change, so
+    not remembered, and no later attempt is made)."""
+    alike: list[str] = []
+    others: list[str] = []
+
+    def reason() -> str:
+        said = as_written.reason
+        if len(alike) == 1:
+            said += f", as written and {alike[0]}"
+        elif alike:
+            said += f", as written, {', '.join(alike[:-1])} and {alike[-1]}"
+        return "; ".join([said, *others])
+
+    for label, attempt in attempts:
+        try:
+            return attempt()
+        except (NothingToFactor, NothingToComplement):
+            continue
+        except CompileError as failed:
+            if failed.reason == as_written.reason:
+                alike.append(label)
+            else:
+                others.append(f"{label}, {failed.reason}")
+            if type(failed) is GroundingTooSlow:
+                raise GroundingTooSlow(reason()) from None
+    raise type(as_written)(reason()) from None

@@ -95,6 +95,8 @@ class EstimateFloor:
     def __init__(self, choices: set[int]) -> None:
         self.choices = choices
         """The open inputs so far (shared with the reader of the program)."""
+        self.derived: set[int] = set()
+        """The heads of the rules counted so far, each as both its literals."""
         self.seen: set[tuple[int, ...]] = set()
         self.bodies = 0
         self.literals = 0
@@ -106,11 +108,25 @@ class EstimateFloor:
         since are never in the body of an earlier rule, so the count is the same."""
         choices = self.choices
         seen = self.seen
+        derived = self.derived
+        for head, _ in rules:
+            derived.add(head)
+            derived.add(-head)
         bodies = literals = 0
         for head, body in rules:
+            rest = [literal for literal in body if literal not in choices]
+            if not derived.issuperset(rest):
+                # literals on atoms nothing has derived yet: the estimate leaves out those
+                # nothing ever derives (and the bodies they make false), so they are
+                # left out here as well, and the bodies they may make false
+                if any(literal > 0 for literal in rest if literal not in derived):
+                    continue
+                rest = [literal for literal in rest if literal in derived]
+                body = tuple(
+                    literal for literal in body if literal in choices or literal in derived
+                )
             if len(body) > 1:
-                rest = sorted(literal for literal in body if literal not in choices)
-                key = (head, *rest)  # maybe merged by does-grouping, or repeated
+                key = (head, *sorted(rest))  # maybe merged by does-grouping, or repeated
             else:
                 key = (head, *body)  # maybe repeated
             if key in seen:

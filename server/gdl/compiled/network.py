@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import NamedTuple
 
 from ..graphs import strongly_connected_components
@@ -305,10 +306,15 @@ def _group_bodies(
     singles: list[tuple[int, tuple[int, ...]]] = []
     grouped: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
     seen: set[tuple[int, ...]] = set()
+    dead = underivable_literals(program)
     for count, (head, literals) in enumerate(program.rules):
         if not count & 1023:
             check_deadline(deadline, "reading the ground program")
             check_estimate(fixed_us + estimated_us(0, 0, bodies, body_literals), work_budget)
+        if dead and not dead.isdisjoint(literals):
+            if any(literal > 0 for literal in literals if literal in dead):
+                continue  # the body can never hold
+            literals = tuple(literal for literal in literals if literal not in dead)
         moves_in_body = [lit for lit in literals if lit in does_role]
         if len(moves_in_body) == 1 and len(literals) > 1:
             move = moves_in_body[0]
@@ -337,6 +343,21 @@ def _group_bodies(
     estimate = fixed_us + estimated_us(0, 0, bodies, body_literals)
     check_estimate(estimate, work_budget)
     return _Grouping(singles, grouped, estimate)
+
+
+def underivable_literals(program: GroundProgram) -> set[int]:
+    """The body literals on atoms that no rule derives and that are no input: such an
+    atom is false, so its positive literal never holds and its negative one always does.
+
+    Clingo emits them when an atom entered the grounder's domain but every instance of
+    its rules was dropped: checkers' frame rule reads ``not single_jump_capture`` for
+    each cell and move, most of which no jump can make, and those literals (856,000 in
+    checkers-cylinder-mustjump) kept the bodies of different moves apart, so that
+    does-grouping merged none of them."""
+    derivable = {head for head, _ in program.rules}
+    derivable.update(program.choices)
+    literals = set(chain.from_iterable(body for _, body in program.rules))
+    return {literal for literal in literals if abs(literal) not in derivable}
 
 
 def _body(literals: tuple[int, ...], input_bit: dict[int, int], ignored: set[int]) -> Body | None:
