@@ -90,14 +90,6 @@ class GroundProgram:
         return roles
 
 
-FACTS_PER_RULE = 4
-"""Facts (rules with an empty body) count against the rule caps as a quarter of a rule
-each. Clingo reports a fact of a helper relation that way; nothing reads it (facts are
-folded out of the bodies), and it costs about a fifth of a rule with a body through
-the stages after grounding. checkers-mustjump-torus, its move tests complemented,
-grounds 113,000 rules with a body and 73,000 facts of its board's geometry."""
-
-
 class NothingToFactor(CompileError):
     """Grounding with factoring was asked for, but no rule of the game factors."""
 
@@ -111,8 +103,7 @@ class _Collector:
     """A clingo observer that records the ground program and enforces the caps.
 
     Grounding stops at the first rule past ``max_rules`` or past ``budget`` (the
-    rules the time limit allows, facts counted as :data:`FACTS_PER_RULE` to a rule),
-    whichever is lower, at the deadline, and, when a
+    rules the time limit allows), whichever is lower, at the deadline, and, when a
     ``work_budget`` is given, as soon as a lower bound of the cost estimate
     (:class:`EstimateFloor`) passes it.
     """
@@ -140,8 +131,6 @@ class _Collector:
         self.floored = 0
         """The rules counted into the floor so far."""
         self.rules: list[tuple[int, tuple[int, ...]]] = []
-        self.facts = 0
-        """The rules so far with an empty body."""
         self.next_look = min(1024, self.max_rules + 1)
         """The count of rules at which :meth:`look` is called next."""
         self.symbols: list[tuple[clingo.Symbol, int]] = []
@@ -160,24 +149,16 @@ class _Collector:
             self.stop(CompileError("the ground program has a rule without a single head"))
         rules = self.rules
         rules.append((head[0], tuple(body)))
-        if not body:
-            self.facts += 1
         if len(rules) >= self.next_look:
             self.look()
-
-    def counted(self) -> int:
-        """The rules so far as the caps count them (:data:`FACTS_PER_RULE`)."""
-        return len(self.rules) - self.facts + self.facts // FACTS_PER_RULE
 
     def look(self) -> None:
         """Stop past the rule cap, and look at the clock and the floor every 1,024
         rules (one comparison a rule in :meth:`rule` instead of two)."""
         count = len(self.rules)
-        counted = self.counted()
-        if counted > self.max_rules:
+        if count > self.max_rules:
             self.stop(self.too_many)
-        # next at the first rule that could pass the cap, or the next 1,024th
-        self.next_look = min(count + 1024 - count % 1024, count + self.max_rules - counted + 1)
+        self.next_look = min(count + 1024 - count % 1024, self.max_rules + 1)
         if count % 1024:
             return
         if time.thread_time() > self.deadline:
