@@ -175,11 +175,12 @@ def test_rules_whose_tests_read_the_state_are_complemented_only_when_asked() -> 
 
 
 def test_a_game_too_large_as_written_compiles_with_its_tests_complemented() -> None:
-    # 15,000 ground rules as written, 4,000 complemented
+    # 15,000 ground rules as written, 4,000 complemented; a 10 s limit (a start clock
+    # of a minute) gives the later attempts the budget the complemented one needs
     rules = parse_gdl(SKIRMISH_LITE)
     with pytest.raises(GroundingTooLarge):
         CompiledEngine.from_rules(rules, max_ground_rules=8_000, factoring=False)
-    engine = CompiledEngine.from_rules(rules, max_ground_rules=8_000)
+    engine = CompiledEngine.from_rules(rules, max_ground_rules=8_000, time_limit=10)
     assert engine.network.stats["ground_rules"] < 8_000
     interpreter = Interpreter(rules)
     states = reachable_states(engine, 150)
@@ -190,10 +191,20 @@ def test_a_game_too_large_as_written_compiles_with_its_tests_complemented() -> N
 
 def test_when_every_attempt_fails_the_reason_tells_each() -> None:
     with pytest.raises(GroundingTooLarge) as failure:
-        CompiledEngine.from_rules(parse_gdl(SKIRMISH_LITE), max_ground_rules=1_000)
+        CompiledEngine.from_rules(parse_gdl(SKIRMISH_LITE), max_ground_rules=1_000, time_limit=10)
     assert failure.value.reason == (
         "more than 1000 ground rules, as written, with its move tests on the state"
         " complemented and with its rules factored"
+    )
+
+
+def test_at_the_default_limit_the_tests_are_not_complemented_in_a_later_attempt() -> None:
+    # its budget there (32,000 ground rules) fits none of the games it compiles, and a
+    # failed compile must stay short
+    with pytest.raises(GroundingTooLarge) as failure:
+        CompiledEngine.from_rules(parse_gdl(SKIRMISH_LITE), max_ground_rules=1_000)
+    assert failure.value.reason == (
+        "more than 1000 ground rules, as written and with its rules factored"
     )
 
 
