@@ -118,12 +118,12 @@ class Translator:
         self.factored = 0
         """The rules factored so far."""
         self.factored_relations = 0
+        """The relations factoring has named so far (some for rules then left whole)."""
         self.complemented = 0
         """The rule bodies whose move tests were complemented (:mod:`.complement`)."""
         self.guards: dict[str, int] = {}
         """The predicate names of their guard relations, with their numbers of
         arguments: read as true after grounding, like the demand atoms."""
-        """The relations factoring has named so far (some for rules then left whole)."""
         self.predicates: dict[RelationKey, str] = {}
         self.keys_by_predicate: dict[str, RelationKey] = {}
         for (name, arity), predicate in KEYWORD_PREDICATES.items():

@@ -176,13 +176,15 @@ class CompiledEngine:
         estimated to cost well over ``time_limit`` (:func:`work_budget`), and
         :class:`GroundingTooSlow` beyond ``time_limit`` seconds of CPU time of the
         calling thread (CPU time, so that a busy machine does not change which games
-        compile). When the program is too large for the caps or the budgets, the rules
-        are factored into smaller joins (:mod:`server.gdl.compiled.factor`) and the
-        game is compiled again, with smaller budgets (:func:`factored_budget`) and
-        within what is left of ``time_limit``; games that compile as written
-        are never factored, so their networks stay as they are. ``factoring`` true
-        factors the rules from the start (with the full budgets; as written when none
-        factors), false never.
+        compile). When the program is too large for the caps or the budgets, the game
+        is compiled again with its move tests on the state complemented as well
+        (:mod:`server.gdl.compiled.complement`; when there are some and the later budgets
+        reach :data:`COMPLEMENT_MIN_BUDGET`), then with its rules factored into smaller
+        joins (:mod:`server.gdl.compiled.factor`; when some rule factors), each with
+        smaller budgets (:func:`factored_budget`) and within what is left of
+        ``time_limit``; games that compile as written keep their networks. ``factoring``
+        true factors the rules from the start (with the full budgets; as written when
+        none factors), false never.
         ``setup_seconds`` records the CPU time it took. Python's garbage
         collector is paused meanwhile (:mod:`server.gdl.compiled.gc_pause`).
         """
