@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from process_table import alive, children, command_line
 
 from server.match import PlayerAddress, PlayerStatus, ping_player
 from server.protocol import Abort
@@ -128,46 +129,15 @@ async def test_a_signal_before_the_match_stops_it_and_writes_nothing(tmp_path: P
     assert not (tmp_path / "logs").exists()
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.append(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 async def test_sigkill_of_the_match_takes_its_bundled_players_along(tmp_path: Path) -> None:
     async with FakePlayer(faults={1: "sleep"}, delay=30) as fake:
         process = await _start_match(tmp_path, "random", fake.url)
         await _read_until(process, "start:")
-        children = _children(process.pid)  # the bundled player and the rules process
-        players = [pid for pid in children if b"players" in _command_line(pid)]
-        assert len(players) == 1 and _alive(players[0])
+        started = children(process.pid)  # the bundled player and the rules process
+        players = [pid for pid in started if " -m players " in command_line(pid)]
+        assert len(players) == 1 and alive(players[0])
         process.kill()
         await process.wait()
         await asyncio.sleep(1.0)
-    assert not [pid for pid in children if _alive(pid)]
-
-
-def _command_line(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
+    assert not [pid for pid in started if alive(pid)]

@@ -15,51 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
+from process_table import alive, command_line, descendants
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
 RULES_WORKER = "server.match.rules.worker"
-
-
-def _parents() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry))
-    return children
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process started under ``pid``, at any depth."""
-    children = _parents()
-    found: list[int] = []
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
-
-
-def command_line(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
-def running(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def start_demo(data: Path) -> subprocess.Popen[str]:
@@ -88,9 +48,9 @@ def wait_for_rules_processes(service: subprocess.Popen[str], count: int) -> list
 def left_behind(processes: list[int], seconds: float = 10) -> list[str]:
     deadline = time.monotonic() + seconds
     while True:
-        alive = [pid for pid in processes if running(pid)]
-        if not alive or time.monotonic() > deadline:
-            return [command_line(pid) for pid in alive]
+        running = [pid for pid in processes if alive(pid)]
+        if not running or time.monotonic() > deadline:
+            return [command_line(pid) for pid in running]
         time.sleep(0.1)
 
 
