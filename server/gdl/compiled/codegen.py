@@ -36,17 +36,13 @@ from .code_limits import (
     predicted_too_large,
 )
 from .errors import GroundingTooLarge, check_deadline
-from .plan import Conj, Gate, Lit, Plan, bit_masks, gate_refs, gates_needed
+from .plan import Conj, Gate, Joins, Lit, Plan, bit_masks, gate_refs, gates_needed
 
 Ref = Callable[[int], str]
 """Gives the expression that reads a gate."""
 
 Number = Callable[[int], str]
 """Gives the text of a number in the generated code (:class:`Numbers`)."""
-
-Joins = tuple[list[tuple[tuple[int, ...], int]], list[Conj]]
-"""Bodies tested by shifting, as (distances, lowest bits) groups, and the other bodies
-(:func:`join_groups`)."""
 
 MAX_INLINE_DEPTH = 25
 """Deeper expressions are stored in variables (CPython limits nesting)."""

@@ -58,7 +58,7 @@ MIN_MOVE_VARIABLES = 3
 (tic-tac-toe's ``mark``) grounds few rules as written, and its rule's code reads one
 membership test where the rewritten one would read three atoms."""
 
-DOES_KEY = ("does", 2, True)
+DOES: frozenset[RelationKey] = frozenset({("does", 2, True)})
 NEXT_KEY = ("next", 1, True)
 
 
@@ -86,7 +86,7 @@ def complement_move_test(
     of them is left as it is (see the module's documentation)."""
     if relation_key(head) != NEXT_KEY:
         return None
-    moves = [index for index, literal in enumerate(body) if _reads_does(literal)]
+    moves = [index for index, literal in enumerate(body) if _reads(literal, DOES)]
     if len(moves) != 1 or not _is_positive(body[moves[0]]):
         return None
     does = body[moves[0]]
@@ -95,16 +95,12 @@ def complement_move_test(
     move_variables = set(term_variables(does[2])) - role_variables
     if len(move_variables) < MIN_MOVE_VARIABLES or move_variables & set(term_variables(head)):
         return None
-    tests = [
-        literal
-        for index, literal in enumerate(body)
-        if index != moves[0] and move_variables & set(term_variables(literal))
-    ]
-    rest = [
-        literal
-        for index, literal in enumerate(body)
-        if index != moves[0] and not move_variables & set(term_variables(literal))
-    ]
+    tests: list[RawTerm] = []
+    rest: list[RawTerm] = []
+    for index, literal in enumerate(body):
+        if index != moves[0]:
+            reads_the_move = move_variables.intersection(term_variables(literal))
+            (tests if reads_the_move else rest).append(literal)
     if not tests:
         return None
     if state_tests is not None and any(_reads(test, state_tests) for test in tests):
@@ -130,13 +126,9 @@ def complement_move_test(
 
 
 def _reads(literal: RawTerm, relations: frozenset[RelationKey]) -> bool:
+    """True when ``literal`` reads one of ``relations`` (positive or under ``not``)."""
     found = read_atom(literal)
     return found is not None and relation_key(found[0]) in relations
-
-
-def _reads_does(literal: RawTerm) -> bool:
-    found = read_atom(literal)
-    return found is not None and relation_key(found[0]) == DOES_KEY
 
 
 def _is_positive(literal: RawTerm) -> bool:

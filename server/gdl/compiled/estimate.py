@@ -109,22 +109,26 @@ class EstimateFloor:
         choices = self.choices
         seen = self.seen
         derived = self.derived
-        for head, _ in rules:
-            derived.add(head)
-            derived.add(-head)
+        heads = [head for head, _ in rules]
+        derived.update(heads)
+        derived.update([-head for head in heads])
         bodies = literals = 0
         for head, body in rules:
-            rest = [literal for literal in body if literal not in choices]
-            if not derived.issuperset(rest):
-                # literals on atoms nothing has derived yet: the estimate leaves out those
-                # nothing ever derives (and the bodies they make false), so they are
-                # left out here as well, and the bodies they may make false
-                if any(literal > 0 for literal in rest if literal not in derived):
+            # literals on atoms nothing has derived yet are left out, and the bodies they
+            # may make false: the estimate leaves out those nothing ever derives
+            if len(body) > 1:
+                rest = [literal for literal in body if literal not in choices]
+                if not derived.issuperset(rest):
+                    if any(literal > 0 and literal not in derived for literal in rest):
+                        continue
+                    rest = [literal for literal in rest if literal in derived]
+                    body = tuple(
+                        literal for literal in body if literal in choices or literal in derived
+                    )
+            elif body and body[0] not in derived and body[0] not in choices:
+                if body[0] > 0:
                     continue
-                rest = [literal for literal in rest if literal in derived]
-                body = tuple(
-                    literal for literal in body if literal in choices or literal in derived
-                )
+                body = ()
             if len(body) > 1:
                 key = (head, *sorted(rest))  # maybe merged by does-grouping, or repeated
             else:

@@ -34,6 +34,10 @@ Lit = tuple[str, int]
 
 Conj = frozenset[Lit]
 
+Joins = tuple[list[tuple[tuple[int, ...], int]], list[Conj]]
+"""Bodies tested by shifting, as (distances, lowest bits) groups, and the other bodies
+(:func:`server.gdl.compiled.codegen.join_groups`)."""
+
 REGION_MIN = 8
 """Regions grow up to max(REGION_MIN, 2 * sqrt(number of fluents)) bits."""
 
@@ -97,9 +101,7 @@ class Plan:
     deadline: float = float("inf")
     caps: CodeCaps = field(default_factory=CodeCaps)
     """The size caps of the generated code (set by :func:`compile_plan`)."""
-    joins: dict[int, tuple[list[tuple[tuple[int, ...], int]], list[Conj]]] = field(
-        default_factory=dict
-    )
+    joins: dict[int, Joins] = field(default_factory=dict)
     """Each gate's bodies that are tested by shifting, as (distances, lowest bits) groups,
     and the rest, worked out once for all the functions that compute the gate (see
     :func:`server.gdl.compiled.codegen.join_groups`)."""
