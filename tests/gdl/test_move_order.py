@@ -45,6 +45,22 @@ def test_a_gap_that_runs_out_renumbers_and_keeps_the_order() -> None:
     assert ranks == sorted(set(ranks))
 
 
+def test_each_rank_reads_back_its_moves_public_term_after_inserts_merges_and_renumbers() -> None:
+    rng = random.Random(11)
+    order = MoveOrder()
+    order.sort(["0", "999999"])
+    for batch in range(200):
+        size = rng.choice([1, 1, 3, BULK + 5])
+        order.sort(list({random_move(rng) for _ in range(size)}))
+        order.sort([str(batch + 1)])  # just above the last: halves one gap each time
+    rank, public, by_rank = order.tables
+    assert len(rank) == len(public) == len(by_rank) == len(order)
+    for move, place in rank.items():
+        assert by_rank[place] is public[move]
+    # small enough for the integers CPython compares fastest
+    assert all(abs(place) < 2**30 for place in rank.values())
+
+
 def test_past_the_limit_the_order_starts_again_and_still_sorts() -> None:
     order = MoveOrder(limit=10)
     first = [str(n) for n in range(8)]
@@ -56,7 +72,7 @@ def test_past_the_limit_the_order_starts_again_and_still_sorts() -> None:
 
 def test_dictionaries_a_reader_holds_stay_consistent_after_a_renumbering() -> None:
     order = MoveOrder()
-    rank, _ = order.ranked(["1", "3"])
+    rank = order.ranked(["1", "3"])[0]
     before = dict(rank)
     order.ranked([str(n) for n in range(100, 100 + 2 * BULK)])  # a bulk merge renumbers
     assert rank == before  # the reader's dictionary was replaced, not changed

@@ -570,7 +570,7 @@ class _Tabling:
 class _StateContext:
     """Relations computed for one state."""
 
-    __slots__ = ("db", "done", "derived", "legal", "legal_sets", "facts", "by_head", "frozen")
+    __slots__ = ("db", "done", "derived", "legal", "legal_facts", "facts", "by_head", "frozen")
 
     def __init__(self, db: dict[RelationKey, Relation], facts: frozenset[RawTerm]) -> None:
         self.db = db
@@ -578,7 +578,8 @@ class _StateContext:
         self.derived: set[RelationKey] = set()
         """The relations whose state components are all in ``done``."""
         self.legal: dict[str, list[RawTerm]] | None = None
-        self.legal_sets: dict[str, dict[RawTerm, RawTerm]] = {}
+        self.legal_facts: set[tuple] | frozenset[tuple] = frozenset()
+        """The facts of ``legal`` (role and move), once :attr:`legal` is worked out."""
         self.facts = facts
         self.by_head: dict[RawTerm, list[RawTerm]] | None = None
         self.frozen: dict[str, frozenset[RawTerm]] = {}
@@ -927,7 +928,7 @@ class Interpreter:
         """Per legal move seen: its rank in the public order and its public term (legal
         moves recur from state to state; building both anew took half the public API's
         time on some games, sorting by sort keys a sixth on others)."""
-        self._legal_groups: dict[int, tuple[Relation, dict, dict]] = {}
+        self._legal_groups: dict[int, tuple[Relation, dict[str, list[RawTerm]]]] = {}
         """Legal moves grouped by role and sorted, by the ``legal`` relation (by its id;
         the relation is kept, so the id is not reused): states share relations."""
         self._state_sharing = _Sharing(true_heads(self.program))
@@ -1531,36 +1532,35 @@ class Interpreter:
         context = self._context(state)
         if context.legal is None:
             relation = self._relation_in(context, LEGAL_KEY)
+            context.legal_facts = relation.facts
             known = self._legal_groups.get(id(relation))
             if known is not None and known[0] is relation:  # shared with an earlier state
-                context.legal, context.legal_sets = known[1], known[2]
+                context.legal = known[1]
                 return context
-            by_role: dict[str, list[RawTerm]] = {}
-            order = self._move_order
-            rank, public = order.tables
-            missing = False
-            for who, move in relation.facts:
-                if move not in rank:
-                    missing = True
-                found = by_role.get(who)
-                if found is None:
-                    by_role[who] = [move]
-                else:
-                    found.append(move)
-            if missing:
-                rank, public = order.ranked([move for _, move in relation.facts])
-            grouped: dict[str, list[RawTerm]] = {}
-            raw: dict[str, dict[RawTerm, RawTerm]] = {}
-            for who, moves in by_role.items():
-                moves.sort(key=rank.__getitem__)
-                grouped[who] = list(map(public.__getitem__, moves))
-                raw[who] = dict(zip(moves, moves, strict=True))
-            context.legal = grouped
-            context.legal_sets = raw
+            context.legal = self._legal_by_role(relation.facts)
             if len(self._legal_groups) >= CACHED_STATES:
                 self._legal_groups.clear()
-            self._legal_groups[id(relation)] = (relation, grouped, raw)
+            self._legal_groups[id(relation)] = (relation, context.legal)
         return context
+
+    def _legal_by_role(self, facts: set[tuple]) -> dict[str, list[RawTerm]]:
+        """Each role's legal moves, as public terms in the public order: ranked (one
+        lookup a move), sorted as integers and read back by rank."""
+        order = self._move_order
+        grouped: dict[str, list[RawTerm]] = {}
+        for role in self.roles:
+            moves = [move for who, move in facts if who == role]
+            if not moves:
+                continue
+            rank, _, public = order.tables
+            try:
+                ranks = list(map(rank.__getitem__, moves))
+            except KeyError:  # a move not seen before
+                rank, _, public = order.ranked(moves)
+                ranks = list(map(rank.__getitem__, moves))
+            ranks.sort()
+            grouped[role] = list(map(public.__getitem__, ranks))
+        return grouped
 
     def legal_moves(self, state: State, role: str) -> list[RawTerm]:
         if self._trial is not None:
@@ -1596,14 +1596,9 @@ class Interpreter:
         return list(self._legal(state).legal.get(role, ()))  # type: ignore[union-attr]
 
     def _legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
-        members = self._legal(state).legal_sets.get(role)
-        return None if members is None else members.get(move)
-
-    @staticmethod
-    def _raw_move(context: _StateContext, role: str, move: RawTerm) -> RawTerm:
-        """A public term as plain values: the legal move it equals, if known."""
-        found = context.legal_sets.get(role, {}).get(move)
-        return unwrap(move) if found is None else found
+        if (role, move) not in self._legal(state).legal_facts:
+            return None
+        return move if move.__class__ is str or move.__class__ is tuple else unwrap(move)
 
     def _next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if len(moves) != len(self.roles):
@@ -1617,10 +1612,7 @@ class Interpreter:
         for move in raw:
             if move.__class__ is not str and move.__class__ is not tuple:
                 raw = tuple(
-                    m
-                    if m.__class__ is str or m.__class__ is tuple
-                    else self._raw_move(context, r, m)
-                    for r, m in zip(roles, moves, strict=True)
+                    m if m.__class__ is str or m.__class__ is tuple else unwrap(m) for m in moves
                 )
                 break
         db[DOES_KEY] = Relation(set(zip(roles, raw, strict=True)))

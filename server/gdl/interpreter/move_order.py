@@ -8,7 +8,9 @@ seen gets an integer rank once, in the order of its sort key, and a state's move
 sorted by rank: one dictionary lookup and an integer comparison a move.
 
 Ranks are spaced :data:`SPACING` apart. A new move takes the rank midway between its
-neighbours; when there is no room left between them, every move is renumbered.
+neighbours; when there is no room left between them, every move is renumbered. Each rank
+also maps back to its move's public term, so that a state's moves can be sorted as plain
+integers and read back.
 """
 
 from __future__ import annotations
@@ -20,15 +22,16 @@ from operator import itemgetter
 
 from ..terms import RawTerm, sort_key, wrap
 
-SPACING = 1 << 24
-"""The gap between neighbouring ranks after a renumbering."""
+SPACING = 1 << 13
+"""The gap between neighbouring ranks after a renumbering: small enough that the ranks of
+:data:`MOVES_KEPT` moves stay under 2**30, the integers CPython sorts fastest."""
 BULK = 32
 """New moves at once past which all are re-sorted rather than inserted one by one."""
 MOVES_KEPT = 100_000
 """Moves kept at most; past it the order starts again empty."""
 
-Tables = tuple[dict[RawTerm, int], dict[RawTerm, RawTerm]]
-"""Each move's rank and each move's public term."""
+Tables = tuple[dict[RawTerm, int], dict[RawTerm, RawTerm], dict[int, RawTerm]]
+"""Each move's rank, each move's public term, and each rank's public term."""
 
 
 class MoveOrder:
@@ -42,7 +45,7 @@ class MoveOrder:
 
     def __init__(self, limit: int = MOVES_KEPT) -> None:
         self.limit = limit
-        self.tables: Tables = ({}, {})
+        self.tables: Tables = ({}, {}, {})
         self._keys: list[tuple] = []
         """The sort keys of the moves, in order."""
         self._moves: list[RawTerm] = []
@@ -70,32 +73,35 @@ class MoveOrder:
 
     def sort(self, moves: list[RawTerm]) -> list[RawTerm]:
         """``moves`` sorted in place (and returned) in the public order."""
-        rank, _ = self.ranked(moves)
+        rank = self.ranked(moves)[0]
         moves.sort(key=rank.__getitem__)
         return moves
 
     def _start_again(self) -> None:
-        self.tables = ({}, {})
+        self.tables = ({}, {}, {})
         self._keys, self._moves = [], []
 
     def _insert(self, move: RawTerm) -> None:
         key = sort_key(move)
         keys, moves = self._keys, self._moves
-        rank, public = self.tables
+        rank, public, by_rank = self.tables
         at = bisect_left(keys, key)
         keys.insert(at, key)
         moves.insert(at, move)
-        public[move] = wrap(move)
+        term = public[move] = wrap(move)
         below = rank[moves[at - 1]] if at else None
         above = rank[moves[at + 1]] if at + 1 < len(moves) else None
         if above is None:
-            rank[move] = (below or 0) + SPACING
+            place = (below or 0) + SPACING
         elif below is None:
-            rank[move] = above - SPACING
+            place = above - SPACING
         elif above - below >= 2:
-            rank[move] = (below + above) // 2
+            place = (below + above) // 2
         else:
             self._renumber()
+            return
+        by_rank[place] = term  # before the rank, for readers without the lock
+        rank[move] = place
 
     def _merge(self, new: set[RawTerm]) -> None:
         public = self.tables[1]
@@ -111,8 +117,10 @@ class MoveOrder:
 
     def _renumber(self) -> None:
         """Every rank anew, :data:`SPACING` apart (a new dictionary, see the class)."""
+        public = self.tables[1]
         rank = {move: (at + 1) * SPACING for at, move in enumerate(self._moves)}
-        self.tables = (rank, self.tables[1])
+        by_rank = {place: public[move] for move, place in rank.items()}
+        self.tables = (rank, public, by_rank)
 
 
 __all__ = ["MoveOrder"]
