@@ -311,6 +311,8 @@ def corpus_speeds(
     )
     wanted = bool(names)
     totals = {"games": 0, "compiled": 0, "ratios": [], "failed": []}
+    forms: dict[str, list[str]] = {}
+    """Compiled games by how their rules were compiled, when not as written or raced."""
     setups: dict[str, list[float]] = {"compiled": [], "interpreter": []}
     reasons: Counter[str] = Counter()
     paths = sorted(directory.glob("*.kif"))
@@ -345,6 +347,12 @@ def corpus_speeds(
         if ratio is not None:
             totals["ratios"].append((ratio, path.stem))
         setups[engine.name].append(setup)
+        if isinstance(engine, CompiledEngine):
+            form = engine.form
+            if engine.form_race is not None:
+                form += " after a race with the other form"
+            if form != "as written":
+                forms.setdefault(form, []).append(path.stem)
         if game.fallback_reason is not None:
             totals["failed"].append(game.failed_compile_seconds)
             reasons[_reason_kind(game.fallback_reason)] += 1
@@ -368,6 +376,8 @@ def corpus_speeds(
         )
     games, compiled = totals["games"], totals["compiled"]
     print(f"\n{compiled} of {games} games on the compiled engine")
+    for form, stems in sorted(forms.items()):
+        print(f"compiled {form}: {', '.join(stems)}")
     for name, times in setups.items():
         if times:
             print(

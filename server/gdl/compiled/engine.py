@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine_trial import TRIAL_TRANSITIONS, transition_rate
+from ..errors import GdlError
 from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, Term, wrap
@@ -32,6 +34,12 @@ DEFAULT_TIME_LIMIT = BASE_TIME_LIMIT
 TRIAL_STATES = 64
 """The first states asked about are worked out both ways, incrementally and afresh,
 and timed; the way faster on most of them is then kept (the answers are the same)."""
+
+AS_WRITTEN = "as written"
+COMPLEMENTED = "with its move tests on the state complemented"
+FACTORED = "with its rules factored"
+"""How the rules of a compiled game were compiled (:attr:`CompiledEngine.form`); the
+later two also name the attempts in a refusal's reason."""
 
 Status = tuple[bool, tuple[list[int], ...]]
 """Whether a state is terminal, and every role's legal move indices in it."""
@@ -110,7 +118,13 @@ class CompiledEngine:
 
     name = "compiled"
 
-    def __init__(self, plan: Plan, namespace: dict[str, Any], setup_seconds: float) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        namespace: dict[str, Any],
+        setup_seconds: float,
+        form: str = AS_WRITTEN,
+    ) -> None:
         network = plan.network
         self.plan = plan
         self.network = network
@@ -118,6 +132,12 @@ class CompiledEngine:
         self.fluents = network.fluents
         self.moves = network.moves
         self.setup_seconds = setup_seconds
+        self.form = form
+        """How the rules were compiled: :data:`AS_WRITTEN`, :data:`COMPLEMENTED` or
+        :data:`FACTORED`."""
+        self.form_race: FormRace | None = None
+        """The timed race between the rules as written and factored, when one was run
+        (see :func:`_faster_form`)."""
         self.source: str = namespace["__source__"]
         self._fluent_bit = {fluent: 1 << k for k, fluent in enumerate(network.fluents)}
         self._move_index = [{m: j for j, m in enumerate(ms)} for ms in network.moves]
@@ -197,10 +217,12 @@ class CompiledEngine:
         ) -> tuple[Plan, dict[str, Any]]:
             return _build(rules, max_ground_rules, budgets, deadline, caps, factored, state_tests)
 
+        form = AS_WRITTEN
         with garbage_collection_paused():
             if factoring:
                 try:
                     plan, namespace = attempt(True)
+                    form = FACTORED
                 except NothingToFactor:
                     plan, namespace = attempt(False)
             else:
@@ -215,10 +237,14 @@ class CompiledEngine:
                         later.insert(
                             0, (COMPLEMENTED, lambda: attempt(False, budgets, state_tests=True))
                         )
-                    plan, namespace = _smaller(later, as_written)
+                    form, (plan, namespace) = _smaller(later, as_written)
         if time.thread_time() > deadline:
             raise GroundingTooSlow("generating code took longer than the time limit")
-        return cls(plan, namespace, time.thread_time() - start)
+        engine = cls(plan, namespace, time.thread_time() - start, form)
+        if factoring is None and form == AS_WRITTEN and _worth_a_form_race(plan, time_limit):
+            engine = _faster_form(engine, lambda: attempt(True, factored_budget(time_limit)))
+            engine.setup_seconds = time.thread_time() - start
+        return engine
 
     # -- compact states ----------------------------------------------------------
 
@@ -456,16 +482,76 @@ games it compiles ground 100,000 rules and more complemented (the checkers famil
 within the 32,000 of the default limit, where the attempt cost them 0.1 to 0.15 s more
 of a failed compile (0.52 to 0.66 s in all)."""
 
-COMPLEMENTED = "with its move tests on the state complemented"
-FACTORED = "with its rules factored"
+
+FORM_RACE_MIN_RULES = 80_000
+"""Ground rules as written from which, when the later attempts have budget enough for
+the complemented one (a start clock of 20 s or more, :data:`COMPLEMENT_MIN_BUDGET`), the
+rules are also compiled factored and the two forms raced (:func:`_faster_form`): the
+most the default 2 s allows. Neither the size nor the shrinkage tells which form runs
+faster. At a 60 s start clock, factored ran faster for tron_10x10 (126,707 ground rules
+as written, 3,737 factored; 54,000 transitions a second against 39,000), pacman2p
+(315,844 and 53,010; 24,800 against 19,400) and four_way_battle (92,875 and 87,291;
+11,600 against 8,200), and slower for checkers (330,010 and 110,936; 11,400 against
+27,200) and kalaha6x2x4 (97,899 and 109,767; 16,800 against 72,700). Below this size,
+factored was as fast or slower (pacman3p, 68,535 as written: 28,500 against 45,100;
+colonelBlotto, kalaha5x2x3), so no second compile is spent there."""
+FORM_RACE_SECONDS = 0.25
+"""CPU time each form is timed at most in that race."""
+FACTORED_WINS_BY = 1.1
+"""How much faster the factored form must run to be kept over the rules as written."""
+
+
+@dataclass(frozen=True)
+class FormRace:
+    """Transitions per second of the rules as written and factored, in a timed race."""
+
+    as_written_rate: float
+    factored_rate: float
+
+    @property
+    def factored_wins(self) -> bool:
+        return self.factored_rate > self.as_written_rate * FACTORED_WINS_BY
+
+
+def _worth_a_form_race(plan: Plan, time_limit: float) -> bool:
+    """Whether a program that compiled as written is large enough, and the limit
+    generous enough, to compile it factored too and race the two forms."""
+    return (
+        factored_budget(time_limit) >= COMPLEMENT_MIN_BUDGET
+        and plan.network.stats.get("ground_rules", 0) >= FORM_RACE_MIN_RULES
+    )
+
+
+def _faster_form(
+    as_written: CompiledEngine, factored: Callable[[], tuple[Plan, dict[str, Any]]]
+) -> CompiledEngine:
+    """``as_written``, or the rules compiled factored when that compiles (within what
+    is left of the time limit) and runs faster in a timed race of random transitions
+    (:func:`~server.gdl.engine_trial.transition_rate`, the same playouts for both)."""
+    try:
+        with garbage_collection_paused():
+            plan, namespace = factored()
+    except CompileError:  # nothing to factor, or over a budget or the time limit
+        return as_written
+    other = CompiledEngine(plan, namespace, as_written.setup_seconds, FACTORED)
+    try:
+        race = FormRace(
+            transition_rate(as_written, seconds=FORM_RACE_SECONDS, transitions=TRIAL_TRANSITIONS),
+            transition_rate(other, seconds=FORM_RACE_SECONDS, transitions=TRIAL_TRANSITIONS),
+        )
+    except GdlError:
+        return as_written
+    winner = other if race.factored_wins else as_written
+    winner.form_race = race
+    return winner
 
 
 def _smaller(
     attempts: list[tuple[str, Callable[[], tuple[Plan, dict[str, Any]]]]],
     as_written: CompileError,
-) -> tuple[Plan, dict[str, Any]]:
+) -> tuple[str, tuple[Plan, dict[str, Any]]]:
     """The later attempts in turn, each ``(what it changes, attempt)``, after
-    ``as_written`` was too large: the first that compiles. An attempt that would ground
+    ``as_written`` was too large: the first that compiles, with what it changed. An attempt that would ground
     the program of an earlier one is skipped (nothing to complement or factor). When
     all fail, the error tells every reason, as an error of the kind ``as_written`` is,
     unless the clock stopped one (a :class:`GroundingTooSlow` the load may change, so
@@ -483,7 +569,7 @@ def _smaller(
 
     for label, attempt in attempts:
         try:
-            return attempt()
+            return label, attempt()
         except (NothingToFactor, NothingToComplement):
             continue
         except CompileError as failed:
