@@ -893,6 +893,12 @@ class Interpreter:
             for component in self.program.components
             if self._may_be_on_demand_in(component)
         )
+        self._input_components = frozenset(
+            component.index
+            for component in self.program.components
+            if component.keys <= {TRUE_KEY} or component.keys <= {DOES_KEY}
+        )
+        """The components of ``true`` or ``does`` alone: given, never evaluated."""
         self._static: dict[RelationKey, Relation] = {}
         self._demand: set[RelationKey] = set()
         self._state_budget = STATE_MATERIALISE_BUDGET
@@ -1108,9 +1114,10 @@ class Interpreter:
 
     def _evaluate(self, component: Component, db: dict[RelationKey, Relation]) -> None:
         """Compute the relations of one component into ``db``."""
-        if component.keys <= {TRUE_KEY} or component.keys <= {DOES_KEY}:
+        if component.index in self._input_components:
             return
-        if component.keys & self._demand:
+        demand = self._demand
+        if demand and not demand.isdisjoint(component.keys):
             self._install_tables(component, db)
             return
         if self._may_be_on_demand(component) and (
@@ -1322,6 +1329,17 @@ class Interpreter:
     def _materialise(self, component: Component, db: dict) -> None:
         """Bottom-up, semi-naive; while a budget runs, give up past that many derivations."""
         rules = self._rules_of(component)
+        index = component.index
+        fixed = self._fixed_numbers.get(index)
+        if fixed is None and not component.recursive and component.first_part:
+            keys = component.keys
+            if len(keys) == 1:  # the most common: one relation, computed afresh
+                (key,) = keys
+                relation = db[key] = Relation()
+                add = self._counted(relation.facts)
+                for compiled in rules:
+                    compiled.naive(db, add)
+                return
         if component.first_part:
             relations = {key: Relation() for key in component.keys}
             db.update(relations)
@@ -1330,8 +1348,6 @@ class Interpreter:
             for relation in relations.values():
                 relation.invalidate()
         adder = self._counted
-        index = component.index
-        fixed = self._fixed_numbers.get(index)
         if not component.recursive:
             if fixed is None:
                 for compiled in rules:
