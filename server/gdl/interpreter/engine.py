@@ -60,6 +60,12 @@ the player in control, among those of six players) with no budget at all: the fi
 time a state relation passes this budget, trials (:class:`_BudgetTrial`) time the
 budget kept so far against each of OTHER_STATE_BUDGETS in turn, and keep the faster; a
 watch (:class:`_BudgetWatch`) times them again when the one kept grows much slower."""
+LIGHT_AFTER = 16
+"""Evaluations in a row within a LIGHT_SHARE of the budget after which a component that
+may be computed on demand is computed without counting its derivations one by one."""
+LIGHT_SHARE = 4
+"""The share of the budget a light component's relations stay within (see LIGHT_AFTER):
+one that reaches it is counted again, one past the budget is computed on demand."""
 NO_STATE_BUDGET = 0
 """Every state relation that no query asks for in full is computed on demand."""
 OTHER_STATE_BUDGETS = (MATERIALISE_BUDGET, NO_STATE_BUDGET)
@@ -870,6 +876,9 @@ _BUDGET_STATE = (
     "_state_sharing",
     "_rule_sharing",
     "_tried",
+    "_light",
+    "_light_counts",
+    "_plain",
     "_fixed_facts",
 )
 """What a copy with another budget has of its own (see :meth:`Interpreter._with_state_budget`),
@@ -911,6 +920,18 @@ class Interpreter:
         self._budgets_to_try: list[int] = []
         """The budgets still to time against the one kept, once the trials have begun."""
         self._tried: set[int] = set()
+        self._light: set[int] = set()
+        """Components that may be computed on demand whose evaluations have stayed well
+        within the budget (see :meth:`_count_light`): computed without counting each
+        derivation against it (a Python call per fact), their sizes checked afterwards."""
+        self._light_counts: dict[int, int] = {}
+        """Per such component not light yet: its evaluations in a row that were."""
+        self._plain: dict[int, tuple[RelationKey, tuple[Callable, ...], int | None]] = {}
+        """State components computed afresh in every state by the same rules, with no
+        sharing, patching or budget to keep (light ones checked against a LIGHT_SHARE of
+        it): one relation, its rules' functions, and that limit. Their evaluation skips
+        the checks of :meth:`_evaluate`; forgotten whenever what those checks read
+        changes (a relation switched to demand, a light one no longer light)."""
         self._watch: _BudgetWatch | None = None
         """After the trials: the watch over the budget kept (see :class:`_BudgetWatch`)."""
         self._revisions_left = REVISIONS
@@ -1123,13 +1144,21 @@ class Interpreter:
         if self._may_be_on_demand(component) and (
             component.layer != "static" or component.index not in self._tried
         ):
-            self._tried.add(component.index)
+            index = component.index
+            self._tried.add(index)
+            budget = self._state_budget if component.layer == "state" else MATERIALISE_BUDGET
+            light = index in self._light
             outer_budget = self._budget
-            self._budget = self._state_budget if component.layer == "state" else MATERIALISE_BUDGET
+            self._budget = None if light else budget
             try:
                 self._materialise(component, db)
+                if light:
+                    self._check_light(component, db, budget)
+                else:
+                    self._count_light(index, budget - self._budget, budget)  # type: ignore[operator]
             except _TooLarge:
-                self._switch_to_demand(component, db)
+                self._light.discard(index)
+                self._switch_to_demand(component, db)  # forgets the plain components
                 return
             finally:
                 self._budget = outer_budget
@@ -1140,6 +1169,32 @@ class Interpreter:
             self._followed[index] -= 1  # small: soon not worth asking
             if not self._followed[index]:
                 del self._followed[index]
+
+    def _count_light(self, index: int, spent: int, budget: int) -> None:
+        """Count an evaluation of a component within ``budget`` that spent ``spent``
+        derivations: after LIGHT_AFTER in a row that spent at most a LIGHT_SHARE of it,
+        the component is light (see :attr:`_light`)."""
+        if spent * LIGHT_SHARE > budget:
+            self._light_counts.pop(index, None)
+            return
+        count = self._light_counts.get(index, 0) + 1
+        if count >= LIGHT_AFTER:
+            self._light.add(index)
+            self._light_counts.pop(index, None)
+        else:
+            self._light_counts[index] = count
+
+    def _check_light(self, component: Component, db: dict, budget: int) -> None:
+        """After a light component was computed without counting: past ``budget`` facts
+        it is too large (as if the count had passed it), past a LIGHT_SHARE of it no
+        longer light (counted again from its next evaluation)."""
+        for key in component.keys:
+            size = len(db[key].facts)
+            if size > budget:
+                raise _TooLarge()
+            if size * LIGHT_SHARE > budget:
+                self._light.discard(component.index)
+                self._plain.pop(component.index, None)
 
     def _follow_previous(self, keys: Iterable[RelationKey], db: dict) -> bool:
         """Let the relations of ``keys`` just made into ``db`` patch their indexes from the
@@ -1172,6 +1227,7 @@ class Interpreter:
     def _switch_to_demand(self, component: Component, db: dict) -> None:
         """From now on compute ``component`` on demand; recompile whatever uses it."""
         self._demand.update(component.keys)
+        self._plain.clear()
         for number in range(len(component.rules)):  # no longer derived: not kept alive
             self._fixed_facts.pop((component.index, number), None)
         for user in self._users_of(component.keys):
@@ -1253,6 +1309,9 @@ class Interpreter:
         other._state_sharing = self._state_sharing.fresh()
         other._rule_sharing = self._rule_sharing.fresh()
         other._tried = set(self._tried)
+        other._light = set()
+        other._light_counts = {}
+        other._plain = {}
         other._fixed_facts = {}  # dropped with the copy (the full budget keeps large ones)
         return other
 
@@ -1533,11 +1592,53 @@ class Interpreter:
     def _derive_in(self, context: _StateContext, key: RelationKey) -> None:
         """Compute the state components ``key`` needs (for ``next``: those of its plan)."""
         done = context.done
+        plain = self._plain
+        db = context.db
         for component in self._state_plans[key]:
-            if component.index not in done:
+            index = component.index
+            if index in done:
+                continue
+            found = plain.get(index)
+            if found is None or self._budget is not None:
                 self._evaluate_in_state(component, context)
-                done.add(component.index)
+                if found is None and self._budget is None:
+                    self._note_plain(component)
+            else:
+                relation_key, functions, limit = found
+                relation = db[relation_key] = Relation()
+                add = relation.facts.add
+                for naive in functions:
+                    naive(db, add)
+                if limit is not None and len(relation.facts) > limit:
+                    self._plain.clear()
+                    self._light.discard(index)
+                    if len(relation.facts) > limit * LIGHT_SHARE:  # past the budget
+                        self._switch_to_demand(component, db)
+            done.add(index)
         context.derived.add(key)
+
+    def _note_plain(self, component: Component) -> None:
+        """Remember a state component as plain (see :attr:`_plain`) when it is one."""
+        index = component.index
+        if (
+            component.recursive
+            or not component.first_part
+            or len(component.keys) != 1
+            or index in self._fixed_numbers
+            or index in self._input_components
+            or index in self._followed
+            or index in self._state_sharing.heads
+            or not self._demand.isdisjoint(component.keys)
+        ):
+            return
+        limit = None
+        if self._may_be_on_demand(component):
+            if index not in self._light:
+                return
+            limit = self._state_budget // LIGHT_SHARE
+        (relation_key,) = component.keys
+        functions = tuple(compiled.naive for compiled in self._rules_of(component))
+        self._plain[index] = (relation_key, functions, limit)
 
     # -- the engine contract ----------------------------------------------------------
 
