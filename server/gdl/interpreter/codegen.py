@@ -600,8 +600,17 @@ class RuleCompiler:
                         )
                         + ")"
                     )
-                    lookup = f"{table}.lookup({given!r}, {values})"
-                    exists = f"{table}.lookup({given!r}, {values}, True)"
+                    # the answers found already, read before a call of lookup
+                    memo, found = f"M{position}", f"R{position}"
+                    fetch(f"{memo} = {table}.memo_for({given!r})")
+                    known_answers = f"({found} := {memo}.get({values})) is not None"
+                    lookup = (
+                        f"({found} if {known_answers} else {table}.lookup({given!r}, {values}))"
+                    )
+                    exists = (
+                        f"({found} if {known_answers} "
+                        f"else {table}.lookup({given!r}, {values}, True))"
+                    )
                     if len(given) == len(args):
                         guard(exists if positive else f"not {exists}")
                         continue
