@@ -422,3 +422,34 @@ def test_the_rules_read_known_answers_without_calling_the_table(
     assert asked.count(((0, 1), ("1", "4"))) == 1
     table = engine._contexts[state].db[CLEAR]
     assert table.memo_for((0, 1))[("1", "6")] == (("1", "6"),)
+
+
+def triples_game(values: int) -> str:
+    """A static relation of ``values`` cubed facts, asked with its first argument known
+    and the others free."""
+    numbers = " ".join(f"(n {k})" for k in range(values))
+    return f"""
+    (role mover) {numbers}
+    (init (at 0))
+    (<= (triple ?a ?b ?c) (n ?a) (n ?b) (n ?c))
+    (<= (legal mover (go ?b ?c)) (true (at ?a)) (triple ?a ?b ?c) (small ?b) (small ?c))
+    (small 0) (small 1)
+    (<= (next (at ?c)) (does mover (go ?b ?c)))
+    (<= terminal (true (at 1)))
+    (goal mover 100)
+    """
+
+
+def test_a_static_relation_is_materialised_up_to_its_own_larger_budget() -> None:
+    """Static relations are computed once per game, so they are materialised up to
+    STATIC_MATERIALISE_BUDGET (and read through indexes whatever their callers know)
+    rather than the 30,000 facts of the other layers' relations."""
+    assert MATERIALISE_BUDGET < 40**3 < engine_module.STATIC_MATERIALISE_BUDGET < 50**3
+    moves = [("go", "0", "0"), ("go", "0", "1"), ("go", "1", "0"), ("go", "1", "1")]
+    materialised = Interpreter(parse_gdl(triples_game(40)))
+    assert ("triple", 3) not in materialised._static_demand
+    assert len(materialised._static[("triple", 3)].facts) == 40**3
+    on_demand = Interpreter(parse_gdl(triples_game(50)))
+    assert ("triple", 3) in on_demand._static_demand
+    for engine in (materialised, on_demand):
+        assert engine.legal_moves(engine.initial_state(), "mover") == moves

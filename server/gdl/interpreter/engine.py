@@ -50,6 +50,13 @@ MOVE_CACHE = 100_000
 :meth:`Interpreter._joint_bits`) before those caches start again empty."""
 MATERIALISE_BUDGET = 30_000
 """Facts a relation may reach before it is computed on demand instead."""
+STATIC_MATERIALISE_BUDGET = 100_000
+"""The same for static relations, computed once per game: materialised, they are read
+through indexes with any arguments known, where on demand a rule that knows few of them
+waits for cheap literals that bind the rest and asks each combination (four_way_battle's
+``valid_move`` of 65,000 facts: 3,300 transitions a second on demand, 5,000
+materialised). A relation past it costs the set-up up to 0.25 s before it goes on demand
+(laikLee_hex)."""
 STATE_MATERIALISE_BUDGET = 300
 """The same for relations that depend on the state (not on the moves): recomputed for
 every state, while a move usually asks only a few facts of a large helper relation
@@ -1162,7 +1169,11 @@ class Interpreter:
         ):
             index = component.index
             self._tried.add(index)
-            budget = self._state_budget if component.layer == "state" else MATERIALISE_BUDGET
+            layer = component.layer
+            if layer == "state":
+                budget = self._state_budget
+            else:
+                budget = STATIC_MATERIALISE_BUDGET if layer == "static" else MATERIALISE_BUDGET
             light = index in self._light
             outer_budget = self._budget
             self._budget = None if light else budget
