@@ -527,13 +527,14 @@ def _faster_form(
 ) -> CompiledEngine:
     """``as_written``, or the rules compiled factored when that compiles (within what
     is left of the time limit) and runs faster in a timed race of random transitions
-    (:func:`~server.gdl.engine_trial.transition_rate`, the same playouts for both)."""
+    (:func:`~server.gdl.engine_trial.transition_rate`, the same playouts for both; at
+    most 2 * FORM_RACE_SECONDS after the compiles)."""
     try:
         with garbage_collection_paused():
             plan, namespace = factored()
     except CompileError:  # nothing to factor, or over a budget or the time limit
         return as_written
-    other = CompiledEngine(plan, namespace, as_written.setup_seconds, FACTORED)
+    other = type(as_written)(plan, namespace, as_written.setup_seconds, FACTORED)
     try:
         race = FormRace(
             transition_rate(as_written, seconds=FORM_RACE_SECONDS, transitions=TRIAL_TRANSITIONS),
@@ -551,11 +552,11 @@ def _smaller(
     as_written: CompileError,
 ) -> tuple[str, tuple[Plan, dict[str, Any]]]:
     """The later attempts in turn, each ``(what it changes, attempt)``, after
-    ``as_written`` was too large: the first that compiles, with what it changed. An attempt that would ground
-    the program of an earlier one is skipped (nothing to complement or factor). When
-    all fail, the error tells every reason, as an error of the kind ``as_written`` is,
-    unless the clock stopped one (a :class:`GroundingTooSlow` the load may change, so
-    not remembered, and no later attempt is made)."""
+    ``as_written`` was too large: the first that compiles, with what it changed. An
+    attempt that would ground the program of an earlier one is skipped (nothing to
+    complement or factor). When all fail, the error tells every reason, as an error of
+    the kind ``as_written`` is, unless the clock stopped one (a :class:`GroundingTooSlow`
+    the load may change, so not remembered, and no later attempt is made)."""
     alike: list[str] = []
     others: list[str] = []
 

@@ -1636,8 +1636,8 @@ class Interpreter:
                 add = relation.facts.add
                 for naive in functions:
                     naive(db, add)
-                if limit is not None and len(relation.facts) > limit:
-                    self._plain.clear()
+                if limit is not None and len(relation.facts) > limit:  # no longer light
+                    del self._plain[index]
                     self._light.discard(index)
                     if len(relation.facts) > limit * LIGHT_SHARE:  # past the budget
                         self._switch_to_demand(component, db)
