@@ -10,16 +10,19 @@ small game) and only when the limit gives the later attempts 2 s or more.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from test_compiled_factor import boards_game
 
-from server.gdl.compiled import CompiledEngine
+from server.gdl.compiled import CompiledEngine, GroundingTooSlow
 from server.gdl.compiled import engine as compiled_engine
 from server.gdl.compiled.engine import (
     AS_WRITTEN,
     DEFAULT_TIME_LIMIT,
     FACTORED,
     FACTORED_WINS_BY,
+    FORM_RACE_SECONDS,
     FormRace,
 )
 from server.gdl.interpreter import Interpreter
@@ -120,3 +123,32 @@ def test_a_real_race_times_both_forms_and_keeps_the_faster() -> None:
     assert race is not None
     assert race.as_written_rate > 0 and race.factored_rate > 0
     assert engine.form == (FACTORED if race.factored_wins else AS_WRITTEN)
+
+
+@pytest.mark.usefixtures("small_race_size")
+def test_the_factored_compile_and_the_race_stay_within_the_time_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The factored attempt has the time limit less what the race may take, so that the
+    set-up stays within the limit (mineClearingSmall compiled as written in 4.9 s of its
+    10 s, then factored in 4.7 s: 10.4 s in all with the race)."""
+    deadlines: dict[bool, float] = {}
+    build = compiled_engine._build
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        deadlines[bool(args[5])] = args[3]  # the deadline, by whether factored
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(compiled_engine, "_build", recorded)
+    rates(monkeypatch, as_written=1_000.0, factored=2_000.0)
+    CompiledEngine.from_rules(parse_gdl(boards_game(2)), time_limit=GENEROUS_LIMIT)
+    assert deadlines[True] == pytest.approx(deadlines[False] - 2 * FORM_RACE_SECONDS)
+
+    def too_slow(*args: Any, **kwargs: Any) -> Any:
+        if args[5]:  # the factored attempt
+            raise GroundingTooSlow("grounding took longer than the time limit")
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(compiled_engine, "_build", too_slow)
+    engine = CompiledEngine.from_rules(parse_gdl(boards_game(2)), time_limit=GENEROUS_LIMIT)
+    assert (engine.form, engine.form_race) == (AS_WRITTEN, None)

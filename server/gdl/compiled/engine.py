@@ -242,7 +242,18 @@ class CompiledEngine:
             raise GroundingTooSlow("generating code took longer than the time limit")
         engine = cls(plan, namespace, time.thread_time() - start, form)
         if factoring is None and form == AS_WRITTEN and _worth_a_form_race(plan, time_limit):
-            engine = _faster_form(engine, lambda: attempt(True, factored_budget(time_limit)))
+            race_deadline = deadline - 2 * FORM_RACE_SECONDS  # the race within the limit too
+            engine = _faster_form(
+                engine,
+                lambda: _build(
+                    rules,
+                    max_ground_rules,
+                    factored_budget(time_limit),
+                    race_deadline,
+                    caps,
+                    True,
+                ),
+            )
             engine.setup_seconds = time.thread_time() - start
         return engine
 
@@ -526,9 +537,9 @@ def _faster_form(
     as_written: CompiledEngine, factored: Callable[[], tuple[Plan, dict[str, Any]]]
 ) -> CompiledEngine:
     """``as_written``, or the rules compiled factored when that compiles (within what
-    is left of the time limit) and runs faster in a timed race of random transitions
-    (:func:`~server.gdl.engine_trial.transition_rate`, the same playouts for both; at
-    most 2 * FORM_RACE_SECONDS after the compiles)."""
+    is left of the time limit less the race's 2 * FORM_RACE_SECONDS) and runs faster in a
+    timed race of random transitions (:func:`~server.gdl.engine_trial.transition_rate`,
+    the same playouts for both)."""
     try:
         with garbage_collection_paused():
             plan, namespace = factored()
