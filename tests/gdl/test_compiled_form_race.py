@@ -152,3 +152,12 @@ def test_the_factored_compile_and_the_race_stay_within_the_time_limit(
     monkeypatch.setattr(compiled_engine, "_build", too_slow)
     engine = CompiledEngine.from_rules(parse_gdl(boards_game(2)), time_limit=GENEROUS_LIMIT)
     assert (engine.form, engine.form_race) == (AS_WRITTEN, None)
+
+
+@pytest.mark.usefixtures("small_race_size")
+def test_no_race_when_less_of_the_limit_is_left_than_the_rules_as_written_took() -> None:
+    plan = CompiledEngine.from_rules(parse_gdl(boards_game(2)), factoring=False).plan
+    # 10 s: after 4.0 s, 5.5 s are left for the factored compile and the race; after
+    # 4.9 s (mineClearingSmall), 4.6 s, less than the rules as written took
+    assert compiled_engine._worth_a_form_race(plan, GENEROUS_LIMIT, 4.0)
+    assert not compiled_engine._worth_a_form_race(plan, GENEROUS_LIMIT, 4.9)
