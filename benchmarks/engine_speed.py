@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 from server.gdl import Game, GdlError  # noqa: E402
 from server.gdl.compile_budget import CompileBudget  # noqa: E402
 from server.gdl.compiled import CompiledEngine, CompileError  # noqa: E402
+from server.gdl.compiled.engine import AS_WRITTEN  # noqa: E402
 from server.gdl.parser import Rule, parse_gdl  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "conformance" / "games"
@@ -363,7 +364,7 @@ def corpus_speeds(
             form = engine.form
             if engine.form_race is not None:
                 form += " after a race with the other form"
-            if form != "as written":
+            if form != AS_WRITTEN:
                 forms.setdefault(form, []).append(path.stem)
         if game.fallback_reason is not None:
             totals["failed"].append(game.failed_compile_seconds)

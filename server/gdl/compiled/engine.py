@@ -213,9 +213,12 @@ class CompiledEngine:
         caps = caps or caps_for(time_limit)
 
         def attempt(
-            factored: bool, budgets: float = time_limit, state_tests: bool | None = None
+            factored: bool,
+            budgets: float = time_limit,
+            state_tests: bool | None = None,
+            until: float = deadline,
         ) -> tuple[Plan, dict[str, Any]]:
-            return _build(rules, max_ground_rules, budgets, deadline, caps, factored, state_tests)
+            return _build(rules, max_ground_rules, budgets, until, caps, factored, state_tests)
 
         form = AS_WRITTEN
         with garbage_collection_paused():
@@ -241,19 +244,11 @@ class CompiledEngine:
         if time.thread_time() > deadline:
             raise GroundingTooSlow("generating code took longer than the time limit")
         engine = cls(plan, namespace, time.thread_time() - start, form)
-        spent = time.thread_time() - start
+        spent = engine.setup_seconds
         if factoring is None and form == AS_WRITTEN and _worth_a_form_race(plan, time_limit, spent):
             race_deadline = deadline - 2 * FORM_RACE_SECONDS  # the race within the limit too
             engine = _faster_form(
-                engine,
-                lambda: _build(
-                    rules,
-                    max_ground_rules,
-                    factored_budget(time_limit),
-                    race_deadline,
-                    caps,
-                    True,
-                ),
+                engine, lambda: attempt(True, factored_budget(time_limit), until=race_deadline)
             )
             engine.setup_seconds = time.thread_time() - start
         return engine

@@ -951,8 +951,9 @@ class Interpreter:
         """Per such component not light yet: its evaluations in a row that were."""
         self._plain: dict[int, tuple[RelationKey, tuple[Callable, ...], int | None]] = {}
         """State components computed afresh in every state by the same rules, with no
-        sharing, patching or budget to keep (light ones checked against a LIGHT_SHARE of
-        it): one relation, its rules' functions, and that limit. Their evaluation skips
+        sharing, patching or count to keep (light ones checked against a LIGHT_SHARE of
+        their budget): one relation, its rules' functions, and that budget (None when
+        none runs). Their evaluation skips
         the checks of :meth:`_evaluate`; forgotten whenever what those checks read
         changes (a relation switched to demand, a light one no longer light)."""
         self._watch: _BudgetWatch | None = None
@@ -1216,12 +1217,16 @@ class Interpreter:
         it is too large (as if the count had passed it), past a LIGHT_SHARE of it no
         longer light (counted again from its next evaluation)."""
         for key in component.keys:
-            size = len(db[key].facts)
-            if size > budget:
+            if self._outgrown(component.index, len(db[key].facts), budget):
                 raise _TooLarge()
-            if size * LIGHT_SHARE > budget:
-                self._light.discard(component.index)
-                self._plain.pop(component.index, None)
+
+    def _outgrown(self, index: int, size: int, budget: int) -> bool:
+        """Whether a light component's relation of ``size`` facts is past ``budget``;
+        past a LIGHT_SHARE of it, the component is no longer light (nor plain)."""
+        if size * LIGHT_SHARE > budget:
+            self._light.discard(index)
+            self._plain.pop(index, None)
+        return size > budget
 
     def _follow_previous(self, keys: Iterable[RelationKey], db: dict) -> bool:
         """Let the relations of ``keys`` just made into ``db`` patch their indexes from the
@@ -1631,16 +1636,18 @@ class Interpreter:
                 if found is None and self._budget is None:
                     self._note_plain(component)
             else:
-                relation_key, functions, limit = found
+                relation_key, functions, budget = found
                 relation = db[relation_key] = Relation()
                 add = relation.facts.add
                 for naive in functions:
                     naive(db, add)
-                if limit is not None and len(relation.facts) > limit:  # no longer light
-                    del self._plain[index]
-                    self._light.discard(index)
-                    if len(relation.facts) > limit * LIGHT_SHARE:  # past the budget
-                        self._switch_to_demand(component, db)
+                size = len(relation.facts)
+                if (
+                    budget is not None
+                    and size * LIGHT_SHARE > budget
+                    and self._outgrown(index, size, budget)
+                ):
+                    self._switch_to_demand(component, db)
             done.add(index)
         context.derived.add(key)
 
@@ -1658,14 +1665,14 @@ class Interpreter:
             or not self._demand.isdisjoint(component.keys)
         ):
             return
-        limit = None
+        budget = None
         if self._may_be_on_demand(component):
             if index not in self._light:
                 return
-            limit = self._state_budget // LIGHT_SHARE
+            budget = self._state_budget
         (relation_key,) = component.keys
         functions = tuple(compiled.naive for compiled in self._rules_of(component))
-        self._plain[index] = (relation_key, functions, limit)
+        self._plain[index] = (relation_key, functions, budget)
 
     # -- the engine contract ----------------------------------------------------------
 
