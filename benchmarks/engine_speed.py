@@ -242,23 +242,26 @@ def reference_speeds(path: Path) -> dict[str, float]:
 
 
 def timed_rate(
-    step: Callable[[random.Random, float], int], seconds: float, warm_up: float | None = None
+    step: Callable[[random.Random, Callable[[], bool]], int],
+    seconds: float,
+    warm_up: float | None = None,
 ) -> float:
     """Transitions per CPU second of ``step`` (called until ``seconds`` of CPU time
-    have passed; it stops at the deadline it is given, even inside a playout), after
-    ``warm_up`` seconds of it (by default a fifth of ``seconds``)."""
+    have passed; it is given the test of that deadline and stops there, even inside a
+    playout), after ``warm_up`` seconds of it (by default a fifth of ``seconds``)."""
     rng = random.Random(1)
-    warm_until = time.process_time() + (seconds / 5 if warm_up is None else warm_up)
-    while time.process_time() < warm_until:
-        step(rng, warm_until)
+    warmed = cpu_deadline_passed(
+        time.process_time() + (seconds / 5 if warm_up is None else warm_up)
+    )
+    while not warmed():
+        step(rng, warmed)
     transitions = 0
     start = time.process_time()
-    deadline = start + seconds
+    passed = cpu_deadline_passed(start + seconds)
     while True:
-        transitions += step(rng, deadline)
-        now = time.process_time()
-        if now >= deadline:
-            return transitions / (now - start)
+        transitions += step(rng, passed)
+        if passed():
+            return transitions / (time.process_time() - start)
 
 
 def cpu_deadline_passed(deadline: float) -> Callable[[], bool]:
@@ -284,11 +287,10 @@ def cpu_deadline_passed(deadline: float) -> Callable[[], bool]:
     return passed
 
 
-def api_steps(game: Game) -> Callable[[random.Random, float], int]:
-    """Random playouts through the public API, cut at the deadline."""
+def api_steps(game: Game) -> Callable[[random.Random, Callable[[], bool]], int]:
+    """Random playouts through the public API, cut when the deadline has ``passed``."""
 
-    def run(rng: random.Random, deadline: float) -> int:
-        passed = cpu_deadline_passed(deadline)
+    def run(rng: random.Random, passed: Callable[[], bool]) -> int:
         state = game.initial_state()
         steps = 0
         while not game.is_terminal(state):
@@ -305,10 +307,10 @@ def api_steps(game: Game) -> Callable[[random.Random, float], int]:
     return run
 
 
-def loop_steps(engine: CompiledEngine) -> Callable[[random.Random, float], int]:
+def loop_steps(engine: CompiledEngine) -> Callable[[random.Random, Callable[[], bool]], int]:
     """The generated playout loop (a playout is short enough not to be cut)."""
 
-    def run(rng: random.Random, deadline: float) -> int:
+    def run(rng: random.Random, passed: Callable[[], bool]) -> int:
         return loop_playout(engine)(rng)
 
     return run
