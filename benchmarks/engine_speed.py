@@ -269,10 +269,10 @@ def cpu_deadline_passed(deadline: float) -> Callable[[], bool]:
     """A test of whether ``time.process_time()`` has reached ``deadline`` that seldom
     reads that clock.
 
-    Reading the process's CPU clock is a system call (1 to 3 µs on the machines measured).
-    After every transition of a game that runs 50,000 a second, it took a tenth of the
-    time being measured. The benchmark runs one thread, whose CPU time runs no faster
-    than the wall clock. So the CPU clock is read only once the wall clock
+    Reading the process's CPU clock is a system call: 0.5 µs with one core free, 7 µs
+    with both busy. Read after every transition, it cost knightfight (56,000 transitions
+    a second) about 4 % of its figure. The benchmark runs one thread, whose CPU time runs
+    no faster than the wall clock. So the CPU clock is read only once the wall clock
     (``time.perf_counter``, 50 ns) says the deadline may have passed, and the wall
     deadline is moved on by what is left."""
     wall = time.perf_counter() + deadline - time.process_time()
