@@ -953,9 +953,9 @@ class Interpreter:
         """State components computed afresh in every state by the same rules, with no
         sharing, patching or count to keep (light ones checked against a LIGHT_SHARE of
         their budget): one relation, its rules' functions, and that budget (None when
-        none runs). Their evaluation skips
-        the checks of :meth:`_evaluate`; forgotten whenever what those checks read
-        changes (a relation switched to demand, a light one no longer light)."""
+        none runs). Their evaluation skips the checks of :meth:`_evaluate`; forgotten
+        whenever what those checks read changes (a relation switched to demand, a light
+        one no longer light)."""
         self._watch: _BudgetWatch | None = None
         """After the trials: the watch over the budget kept (see :class:`_BudgetWatch`)."""
         self._revisions_left = REVISIONS
