@@ -74,7 +74,9 @@ def plain_greedy(items: list[tuple[Conj | None, str]], depth: int = 0) -> list[s
                 else:
                     lines.append(action)
             break
-        lit = max(common, key=lambda lit: counts[lit])  # the first of the most common
+        # the first of the most common, a literal that seldom holds before one that
+        # mostly does (a bit on, a gate, then a bit or gate off)
+        lit = min(common, key=lambda lit: (-counts[lit], {"p": 0, "a": 0, "g": 1}.get(lit[0], 2)))
         group = [(conj - {lit}, a) for conj, a in remaining if lit in conj]
         remaining = [(conj, a) for conj, a in remaining if lit not in conj]
         lines.append(f"if {codegen.conj_code(frozenset({lit}), 's', str)}:")

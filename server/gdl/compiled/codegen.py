@@ -618,9 +618,10 @@ def items_code(
 ) -> list[str]:
     """Actions under their conditions, nesting the literals that many share.
 
-    Greedily, the literal that the most of the remaining conditions hold (the first
-    met, reading them in order, among equals) becomes an ``if`` over the actions whose
-    conditions hold it, nested the same way; the rest follow unnested.
+    Greedily, the literal that the most of the remaining conditions hold (among equals,
+    a bit on before a bit off, then the first met, reading them in order) becomes an
+    ``if`` over the actions whose conditions hold it, nested the same way; the rest
+    follow unnested.
     """
     return _nested(
         [(sorted(c) if c is not None else [], a) for c, a in items],
@@ -667,9 +668,10 @@ def _nested(
 def shared_groups(conds: list[list[Lit]]) -> tuple[list[tuple[Lit, list[int]]], list[int]]:
     """The conditions (sorted literals) grouped greedily by a literal they share.
 
-    The literal that the most of the remaining conditions hold (the first met, reading
-    them in order, among equals) takes those conditions (their indices, in order),
-    until no literal is shared by two; the indices of the conditions left follow.
+    The literal that the most of the remaining conditions hold (among equals, one that
+    seldom holds (:func:`_skip_rank`) before one that mostly does, then the first met,
+    reading them in order) takes those conditions (their indices, in order), until no
+    literal is shared by two; the indices of the conditions left follow.
 
     The counts of the literals are kept up to date as conditions are taken into groups,
     not counted afresh for each group, and the next literal is found in a heap whose
@@ -686,10 +688,14 @@ def shared_groups(conds: list[list[Lit]]) -> tuple[list[tuple[Lit, list[int]]], 
             holders.setdefault(lit, []).append((index, place))
     counts = {lit: len(found) for lit, found in holders.items()}
     first = dict.fromkeys(holders, 0)
-    heap = [(-len(found), found[0], lit) for lit, found in holders.items() if len(found) > 1]
+    heap = [
+        (-len(found), _skip_rank(lit), found[0], lit)
+        for lit, found in holders.items()
+        if len(found) > 1
+    ]
     heapq.heapify(heap)
     while heap:
-        negative, where, lit = heap[0]
+        negative, rank, where, lit = heap[0]
         count = counts[lit]
         if count < 2:
             heapq.heappop(heap)
@@ -700,7 +706,7 @@ def shared_groups(conds: list[list[Lit]]) -> tuple[list[tuple[Lit, list[int]]], 
             at += 1
         first[lit] = at
         if -negative != count or where != found[at]:
-            heapq.heapreplace(heap, (-count, found[at], lit))
+            heapq.heapreplace(heap, (-count, rank, found[at], lit))
             continue
         members: list[int] = []
         for index, _ in found[at:]:
@@ -712,6 +718,22 @@ def shared_groups(conds: list[list[Lit]]) -> tuple[list[tuple[Lit, list[int]]], 
         heapq.heappop(heap)
         groups.append((lit, members))
     return groups, [index for index in range(len(conds)) if alive[index]]
+
+
+SKIP_RANKS = {"p": 0, "a": 0, "g": 1}
+"""The rank of each kind of literal (any other, a bit or gate off: 2) for
+:func:`_skip_rank`."""
+
+
+def _skip_rank(lit: Lit) -> int:
+    """How seldom a literal holds, as a rank (lower: holds more seldom), to break ties.
+
+    A bit on (``p``, ``a``) holds in few states, as a state holds few of its fluents;
+    a bit off (``n``) in most; a gate (``g``) may go either way. Among literals held by as many conditions, nesting under
+    a rare one skips its whole group in most states, under a common one hardly ever
+    (knightfight's legal moves, nested under the empty target square first, tested
+    every knight square of the board for each)."""
+    return SKIP_RANKS.get(lit[0], 2)
 
 
 def generate(plan: Plan) -> str:
