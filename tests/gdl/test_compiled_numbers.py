@@ -1,6 +1,7 @@
 """Generated code writes wide numbers as placeholders and nests shared literals greedily:
 the placeholders become the numbers in the compiled code, and the nesting is the
-plain greedy one, however it is computed."""
+plain greedy one, however it is computed (a literal that seldom holds first among
+equals)."""
 
 from __future__ import annotations
 
@@ -99,6 +100,22 @@ def test_shared_literals_are_nested_as_the_plain_greedy_nests_them() -> None:
         ]
         depth = rng.choice([0, 0, codegen.MAX_NESTING - 1])
         assert codegen.items_code(items, "s", str, depth) == plain_greedy(items, depth)
+
+
+def test_among_equally_shared_literals_a_bit_on_is_nested_before_a_bit_off() -> None:
+    # A knight's moves: each needs the knight on its square (a bit on, seldom true) and
+    # its target free of the other knight (a bit off, nearly always true). Nested under
+    # the knight's square, a state tests the moves of the one square it holds.
+    knight_on = {square: ("p", 1 << square) for square in range(4)}
+    target_free = {square: ("n", 1 << (8 + square)) for square in range(4)}
+    items: list[tuple[Conj | None, str]] = [
+        (frozenset({knight_on[source], target_free[target]}), f"move{source}{target}")
+        for target in range(4)
+        for source in range(4)
+        if source != target
+    ]
+    outer = [line for line in codegen.items_code(items, "s", str) if not line[0].isspace()]
+    assert sorted(outer) == sorted(f"if s & {1 << square}:" for square in range(4))
 
 
 def test_the_size_caps_count_a_wide_number_as_its_placeholder() -> None:
