@@ -418,8 +418,10 @@ class GateBatch:
     gates "the instruction at the program counter is i" are each an OR over ten lines of
     "the counter is at line n and line n holds i", and written gate by gate they test
     the counter 2,850 times a state; nested, ten times, then the instructions of its one
-    line. Only for code without guards (every gate computed on every call, in order);
-    gates tested by shifting (:func:`join_groups`) keep their own line.
+    line. Only for code without guards (every gate computed on every call, in order,
+    level by level); gates tested by shifting (:func:`join_groups`) and gates of more
+    than :data:`BATCH_MAX_BODIES` bodies keep their own line, as do the gates of a
+    block where nesting does not pay (:func:`_nesting_pays`).
     """
 
     def __init__(self, writer: GateWriter) -> None:
@@ -873,10 +875,10 @@ def _skip_rank(lit: Lit) -> int:
     """How seldom a literal holds, as a rank (lower: holds more seldom), to break ties.
 
     A bit on (``p``, ``a``) holds in few states, as a state holds few of its fluents;
-    a bit off (``n``) in most; a gate (``g``) may go either way. Among literals held by as many conditions, nesting under
-    a rare one skips its whole group in most states, under a common one hardly ever
-    (knightfight's legal moves, nested under the empty target square first, tested
-    every knight square of the board for each)."""
+    a bit off (``n``) in most; a gate (``g``) may go either way. Among literals held by
+    as many conditions, nesting under a rare one skips its whole group in most states,
+    under a common one hardly ever (knightfight's legal moves, nested under the empty
+    target square first, tested every knight square of the board for each)."""
     return SKIP_RANKS.get(lit[0], 2)
 
 
