@@ -396,10 +396,10 @@ BATCH_GAIN = 2
 
 
 def _nesting_pays(conds: list[list[Lit]]) -> bool:
-    """Whether nesting ``conds`` (sorted literals) by the literals they share tests at
-    most a :data:`BATCH_GAIN` th of them first: a group under a literal that seldom holds
-    (a bit on, a gate) counts as its one test, any other as its members, a condition
-    left unnested as one. Gates that share nothing (connectFour's "this column is
+    """Whether nesting ``conds`` (sorted literals) by the literals they share leaves at
+    most one in :data:`BATCH_GAIN` of them to be tested first: a group under a literal
+    that seldom holds (a bit on, a gate) counts as its one test, any other as its
+    members, a condition left unnested as one. Gates that share nothing (connectFour's "this column is
     full", one bit each) stay one line each, as ``g = not s & m`` costs less than
     ``if not s & m: g = True``."""
     groups, rest = shared_groups(conds)
