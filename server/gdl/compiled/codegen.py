@@ -428,6 +428,8 @@ class GateBatch:
         self.writer = writer
         self.gates: list[int] = []
         self.members: set[int] = set()
+        self.exprs: list[str] = []
+        """Each gate's OR as written on its own line, for a block that does not pay."""
 
     def reads(self, gid: int) -> set[int]:
         """The gates that ``gid``'s code reads, through the gates written inline."""
@@ -448,10 +450,11 @@ class GateBatch:
         """Whether ``gid``'s code reads a gate of the block (which must be written first)."""
         return bool(self.members) and not self.members.isdisjoint(self.reads(gid))
 
-    def takes(self, gid: int) -> bool:
+    def takes(self, gid: int, expr: str) -> bool:
         """Take ``gid`` into the block, unless it is tested by shifting or is a very wide
         OR (factored on its own, and stopping at its first body that holds: tron_10x10's
-        goals, two gates of 20,550 bodies, ran 33 % slower written in a block)."""
+        goals, two gates of 20,550 bodies, ran 33 % slower written in a block); ``expr``
+        is its OR, written on its own line should the block not pay."""
         if len(self.writer.plan.gates[gid].bodies) > BATCH_MAX_BODIES:
             return False
         joins = self.writer.plan.joins.get(gid)
@@ -459,17 +462,18 @@ class GateBatch:
             return False
         self.gates.append(gid)
         self.members.add(gid)
+        self.exprs.append(expr)
         return True
 
     def flush(self) -> list[str]:
         """The lines computing the block's gates; the block is then empty."""
-        gates, writer = self.gates, self.writer
-        self.gates, self.members = [], set()
+        gates, exprs, writer = self.gates, self.exprs, self.writer
+        self.gates, self.members, self.exprs = [], set(), []
         bodies = writer.plan.gates
         if len(gates) < BATCH_MIN_GATES or not _nesting_pays(
             [sorted(body) for gid in gates for body in bodies[gid].bodies]
         ):
-            return [f"g{gid} = {writer._or_code(gid)}" for gid in gates]
+            return [f"g{gid} = {expr}" for gid, expr in zip(gates, exprs, strict=True)]
         lines = [
             " = ".join(f"g{gid}" for gid in gates[start : start + BATCH_NAMES_PER_LINE])
             + " = False"
@@ -601,7 +605,7 @@ class GateWriter:
             if batch is not None:
                 if batch.reads_any(gid):
                     global_parts.append((0, batch.flush()))
-                if batch.takes(gid):
+                if batch.takes(gid, expr):
                     continue
             line = f"g{gid} = {expr}"
             masks = _positive_masks(gate.bodies) if keep else None
