@@ -18,7 +18,10 @@ from server.gdl.interpreter.engine import (
     CACHED_STATES,
     EAGER_DEPTH,
     MATERIALISE_BUDGET,
+    TOP_DOWN_DEPTH,
+    TOP_DOWN_STRIKES,
     DemandTable,
+    _Tabling,
     fixed_rules,
     release_tables,
 )
@@ -352,28 +355,110 @@ GRAPH = """
 REACH = ("reach", 2)
 
 
+def count_evaluations(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    """The calls evaluated from now on, top-down or in a fixpoint, as (positions, values),
+    once per evaluation."""
+    evaluated: list[tuple] = []
+    top_down = _Tabling.top_down
+    apply_rules = _Tabling._apply_rules
+
+    def counted_top_down(self: _Tabling, table: DemandTable, key: tuple, asking: set) -> tuple:
+        evaluated.append(key)
+        return top_down(self, table, key, asking)
+
+    def counted_apply(
+        self: _Tabling, table: DemandTable, positions: tuple, values: tuple, *rest: object
+    ) -> None:
+        evaluated.append((positions, values))
+        apply_rules(self, table, positions, values, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_Tabling, "top_down", counted_top_down)
+    monkeypatch.setattr(_Tabling, "_apply_rules", counted_apply)
+    return evaluated
+
+
+def forget_answers(table: DemandTable) -> None:
+    """Empty a table's memos in place (the generated rules read these dictionaries)."""
+    for memo in table.memos.values():
+        memo.clear()
+
+
 def test_a_chain_of_calls_evaluates_each_call_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each call along ``clear 1 6``, ``clear 2 6``, ... finds the answer of the next one
-    the first time it asks: evaluated once, not again once that answer is found."""
+    """Each call along ``clear 1 6``, ``clear 2 6``, ... is evaluated once, top-down: the
+    answer of the next one is found before the call goes on."""
     engine = unshared(LINE, CLEAR)
     state = line_state(2, 3, 4, 5)
     engine.legal_moves(state, "shooter")
     table = engine._contexts[state].db[CLEAR]
     assert isinstance(table, DemandTable)
-    evaluated: list[tuple[int, ...]] = []
-    functions = DemandTable.functions
-
-    def counted(self: DemandTable, positions: tuple[int, ...]) -> tuple[tuple, ...]:
-        evaluated.append(positions)
-        return functions(self, positions)
-
-    monkeypatch.setattr(DemandTable, "functions", counted)
-    for memo in table.memos.values():  # in place: the rules read these dictionaries
-        memo.clear()
+    evaluated = count_evaluations(monkeypatch)
+    forget_answers(table)
     assert table.lookup((0, 1), ("1", "6")) == (("1", "6"),)
     asked = list(table.memos[(0, 1)])
-    assert len(asked) == 5  # clear 1 6 ... clear 5 6
-    assert len(evaluated) == len(asked)
+    assert asked == [("5", "6"), ("4", "6"), ("3", "6"), ("2", "6"), ("1", "6")]
+    assert sorted(evaluated) == sorted(((0, 1), values) for values in asked)
+    assert engine._cyclic_strikes == {}
+
+
+def test_a_call_that_asks_itself_is_answered_by_the_fixpoint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``reach b ?`` asks ``reach c ?``, which asks ``reach b ?`` again: the top-down
+    evaluation stops there, and the fixpoint finds every answer. Calls answered top-down
+    before the cycle stay answered; once a relation has been found cyclic
+    TOP_DOWN_STRIKES times, its calls go straight to the fixpoint."""
+    engine = on_demand(GRAPH, REACH)
+    state = engine.initial_state()
+    engine.legal_moves(state, "walker")
+    table = engine._contexts[state].db[REACH]
+    assert isinstance(table, DemandTable)
+    strikes = engine._cyclic_strikes[REACH]
+    assert strikes >= 1  # the legal moves asked reach a ?, through the cycle
+    evaluated = count_evaluations(monkeypatch)
+    forget_answers(table)
+    assert sorted(table.lookup((0,), ("d",))) == [("d", "e")]  # no cycle from d
+    assert evaluated == [((0,), ("d",)), ((0,), ("e",))]
+    assert engine._cyclic_strikes[REACH] == strikes
+    assert sorted(table.lookup((0,), ("b",))) == [("b", end) for end in "abcde"]
+    assert engine._cyclic_strikes[REACH] == strikes + 1
+    assert ((0,), ("d",)) not in evaluated[2:]  # kept from the first call
+    for _ in range(TOP_DOWN_STRIKES):
+        forget_answers(table)
+        assert sorted(table.lookup((0,), ("c",))) == [("c", end) for end in "abcde"]
+    assert engine._cyclic_strikes[REACH] == TOP_DOWN_STRIKES
+    evaluated.clear()
+    forget_answers(table)
+    assert sorted(table.lookup((0,), ("d",))) == [("d", "e")]
+    assert evaluated == [((0,), ("d",)), ((0,), ("e",))]  # by the fixpoint now
+    assert engine._cyclic_strikes[REACH] == TOP_DOWN_STRIKES
+
+
+def long_line(cells: int) -> str:
+    """LINE with ``cells`` cells, every cell but the first blank."""
+    succ = " ".join(f"(succ {k} {k + 1})" for k in range(1, cells))
+    blanks = " ".join(f"(init (blank {k}))" for k in range(2, cells))
+    return (
+        LINE.replace("(succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6)", succ)
+        .replace("(init (blank 2)) (init (blank 3)) (init (blank 5))", blanks)
+        .replace("(target 4) (target 6)", f"(target {cells})")
+    )
+
+
+def test_a_chain_deeper_than_the_top_down_limit_is_answered_by_the_fixpoint() -> None:
+    """A chain of calls nested past TOP_DOWN_DEPTH is not followed top-down (Python's
+    stack stays short): the fixpoint answers it, the same answers."""
+    cells = TOP_DOWN_DEPTH + 10
+    engine = on_demand(long_line(cells), CLEAR)
+    state = engine.initial_state()
+    assert engine.legal_moves(state, "shooter") == ["wait", ("shoot", str(cells))]
+    assert engine._cyclic_strikes[CLEAR] >= 1
+    short = on_demand(long_line(TOP_DOWN_DEPTH - 1), CLEAR)
+    short_state = short.initial_state()
+    assert short.legal_moves(short_state, "shooter") == [
+        "wait",
+        ("shoot", str(TOP_DOWN_DEPTH - 1)),
+    ]
+    assert short._cyclic_strikes == {}
 
 
 @pytest.mark.parametrize("depth", [0, 1, 2, EAGER_DEPTH])

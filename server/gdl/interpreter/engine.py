@@ -130,6 +130,12 @@ from (see :data:`PATCH_MIN_FACTS`) before the interpreter stops checking them.""
 EAGER_DEPTH = 32
 """Calls into a recursive relation evaluated at once, nested in one another, at most
 (see :class:`_Tabling`): deeper ones wait their turn, and Python's stack stays short."""
+TOP_DOWN_DEPTH = 48
+"""Calls nested in one another at most in a plain top-down evaluation of a recursive
+relation (see :meth:`_Tabling.top_down`); a deeper chain is evaluated by the fixpoint."""
+TOP_DOWN_STRIKES = 8
+"""Calls of a recursive relation found to depend on themselves (or nested too deep)
+after which its calls go straight to the fixpoint."""
 
 
 _first = operator.itemgetter(0)
@@ -335,6 +341,11 @@ class _TooLarge(Exception):
     """A relation grew past the budget for materialising it."""
 
 
+class _Cyclic(Exception):
+    """A call asked itself (or was nested too deep): a plain top-down evaluation
+    cannot answer it."""
+
+
 class _TrialTimeout(Exception):
     """The other budget took so long on one call of the trial that the own one wins."""
 
@@ -436,8 +447,12 @@ class DemandTable:
             found = memo.get(values)
             if found is not None:
                 return found
-        if self.solver is not None:
-            return self.solver.lookup(self, (positions, values), first)
+        solver = self.solver
+        if solver is not None:
+            asking = solver.asking
+            if asking is not None:  # nested in a top-down evaluation: straight there
+                return solver.top_down(self, (positions, values), asking)
+            return solver.lookup(self, (positions, values), first)
         facts: set = set()
         given = [values]
         engine = self.engine
@@ -484,6 +499,7 @@ class _Tabling:
         "queued",
         "current",
         "depth",
+        "asking",
     )
 
     def __init__(self, engine: Interpreter) -> None:
@@ -498,8 +514,22 @@ class _Tabling:
         """The call being evaluated (while a fixpoint runs)."""
         self.depth = 0
         """Calls evaluated at once that are under way (nested in one another)."""
+        self.asking: set[tuple] | None = None
+        """While a plain top-down evaluation runs (:meth:`top_down`): the calls under way."""
 
     def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> tuple:
+        asking = self.asking
+        if asking is not None:  # nested in a top-down evaluation
+            return self.top_down(table, memo_key, asking)
+        strikes = self.engine._cyclic_strikes
+        if not self.active and strikes.get(table.key, 0) < TOP_DOWN_STRIKES:
+            self.asking = asking = set()
+            try:
+                return self.top_down(table, memo_key, asking)
+            except _Cyclic:
+                strikes[table.key] = strikes.get(table.key, 0) + 1
+            finally:
+                self.asking = None
         call = (table.key, memo_key)
         answers_of = self.answers
         if self.active:  # asked by self.current while a fixpoint runs
@@ -558,6 +588,40 @@ class _Tabling:
             pending.clear()
             queued.clear()
         return table.memos[memo_key[0]][memo_key[1]]
+
+    def top_down(self, table: DemandTable, memo_key: tuple, asking: set[tuple]) -> tuple:
+        """Answer a call by evaluating its rules at once, the calls they ask nested in
+        it, each kept as soon as it is answered, as a top-down prover would: most
+        recursions (a row clear from here to there, counting along a line) never ask a
+        call that is under way. One that does (or a chain nested past TOP_DOWN_DEPTH)
+        raises :class:`_Cyclic`, and the first call is then answered by the fixpoint;
+        the calls answered meanwhile stay kept, complete, as none of them asked a call
+        under way."""
+        call = (table.key, memo_key)
+        if call in asking or len(asking) >= TOP_DOWN_DEPTH:
+            raise _Cyclic()
+        asking.add(call)
+        positions, values = memo_key
+        answers: set = set()
+        engine = self.engine
+        add = answers.add if engine._budget is None else engine._counted(answers)
+        given = [values]
+        db = table.db
+        functions = table.bound.get(positions) or table.functions(positions)
+        if len(positions) == table.arity:
+            for env in functions:
+                env[0](db, given, add, env)
+                if answers:
+                    break
+        else:
+            for env in functions:
+                env[0](db, given, add, env)
+        asking.discard(call)
+        memo = table.memos.get(positions)
+        if memo is None:
+            memo = table.memos[positions] = {}
+        found = memo[values] = tuple(answers) if answers else ()
+        return found
 
     def _apply_rules(
         self, table: DemandTable, positions: tuple, values: tuple, answers: set, complete: bool
@@ -933,6 +997,9 @@ class Interpreter:
         """The components of ``true`` or ``does`` alone: given, never evaluated."""
         self._static: dict[RelationKey, Relation] = {}
         self._demand: set[RelationKey] = set()
+        self._cyclic_strikes: dict[RelationKey, int] = {}
+        """Per recursive relation: its calls that a plain top-down evaluation could not
+        answer (see :meth:`_Tabling.top_down`)."""
         self._state_budget = STATE_MATERIALISE_BUDGET
         self._compilations = 0
         self._trial: _BudgetTrial | None = None
