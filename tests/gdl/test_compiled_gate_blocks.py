@@ -78,3 +78,91 @@ def test_gates_that_share_nothing_keep_a_line_each() -> None:
         for k in range(2)
     ]
     assert not codegen._nesting_pays(free_targets)
+
+
+def register_machine(lines: int, registers: int, values: int) -> str:
+    """A register machine whose program is written in its first three steps: ``beq r s
+    t`` jumps to line t when registers r and s hold the same value. Its next counter
+    reads "the instruction at the counter is beq r s t and register r holds x" for every
+    instruction and value, the same instruction gates in every such gate."""
+    numbers = " ".join(f"(succ {k} {k + 1})" for k in range(max(values, lines + 1, 8)))
+    return f"""
+    (role coder)
+    {" ".join(f"(line {k})" for k in range(1, lines + 1))}
+    {" ".join(f"(register {k})" for k in range(1, registers + 1))}
+    {numbers}
+    (<= (instruction (zero ?r)) (register ?r))
+    (<= (instruction (incr ?r)) (register ?r))
+    (<= (instruction (beq ?r ?s ?l)) (register ?r) (register ?s) (line ?l))
+    {" ".join(f"(init (rv {k} 0))" for k in range(1, registers + 1))}
+    (init (pc 1)) (init (step 0))
+    (<= writing (true (step 0))) (<= writing (true (step 1))) (<= writing (true (step 2)))
+    (<= (legal coder (write ?l ?i)) (line ?l) (instruction ?i) writing)
+    (<= (legal coder run) (not writing))
+    (<= (next (code ?l ?i)) (does coder (write ?l ?i)))
+    (<= (next (code ?l ?i)) (true (code ?l ?i)))
+    (<= (current ?i) (true (pc ?l)) (true (code ?l ?i)))
+    (<= (set ?r 0) (current (zero ?r)))
+    (<= (set ?r ?m) (current (incr ?r)) (true (rv ?r ?n)) (succ ?n ?m))
+    (<= (changed ?r) (set ?r ?v))
+    (<= (next (rv ?r ?v)) (set ?r ?v))
+    (<= (next (rv ?r ?v)) (true (rv ?r ?v)) (not (changed ?r)))
+    (<= branching (current (beq ?r ?s ?l)))
+    (<= (next (pc ?m)) (true (pc ?l)) (succ ?l ?m) (not branching))
+    (<= (next (pc ?m)) (true (pc ?l)) (succ ?l ?m) (current (beq ?r ?s ?t))
+        (true (rv ?r ?x)) (true (rv ?s ?y)) (distinct ?x ?y))
+    (<= (next (pc ?t)) (current (beq ?r ?s ?t)) (true (rv ?r ?x)) (true (rv ?s ?x)))
+    (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
+    (<= terminal (true (step 12)))
+    (<= terminal (true (pc {lines + 1})))
+    (<= (goal coder 100) (true (rv 2 2)))
+    (<= (goal coder 0) (not (true (rv 2 2))))
+    """
+
+
+def cleared_blocks(function: str) -> list[int]:
+    """The gates each block of a generated function sets false first (a block's names
+    may take several lines)."""
+    blocks: list[int] = []
+    previous = False
+    for line in function.splitlines():
+        cleared = re.fullmatch(r"    (g\d+ = )+False", line)
+        if cleared and previous:
+            blocks[-1] += line.count("= ")
+        elif cleared:
+            blocks.append(line.count("= "))
+        previous = bool(cleared)
+    return blocks
+
+
+def test_gates_reading_inline_ors_of_shared_gates_nest_under_them() -> None:
+    """The register machine's gates "the counter's instruction compares register r,
+    which holds x" each read ORs written inline over the instruction gates: written
+    gate by gate, each tests its instructions one by one. With those ORs spelt out, the
+    gates share the instruction gates and the registers' bits across the block, and are
+    written as one block nested under them."""
+    rules = parse_gdl(register_machine(lines=5, registers=4, values=10))
+    engine = CompiledEngine.from_rules(rules)
+    following = function_source(engine.source, "next")
+    # one block of "the instruction at the counter is i", one of the comparisons
+    assert len([gates for gates in cleared_blocks(following) if gates >= 80]) == 2
+    assert fast_path_differences(engine) == []
+    assert engine_disagreements(engine, Interpreter(rules), "coder", playouts=8) == []
+
+
+def test_ors_shared_only_within_their_gate_stay_on_their_line() -> None:
+    # tron_10x10's "a wall next to the head": each gate one body, its direction and an
+    # OR written inline over the squares; spelt out, each gate's bodies share its
+    # direction, which its OR already tests once: nothing to gain from a block
+    walls = [
+        [[("g", direction), ("n", 1 << square), ("p", 1 << (64 + square))] for square in range(50)]
+        for direction in (1, 2)
+    ]
+    assert not codegen._spelt_nesting_pays(walls)
+    # the register machine's: every gate reads the same instruction gates
+    compares = [
+        [[("g", instruction), ("p", 1 << (4 * register + value))] for instruction in range(8)]
+        for register in range(4)
+        for value in range(4)
+    ]
+    assert codegen._spelt_nesting_pays(compares)

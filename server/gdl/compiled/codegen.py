@@ -395,18 +395,34 @@ BATCH_GAIN = 2
 """How many times fewer tests a state must make for gates to be written as a block."""
 
 
-def _nesting_pays(conds: list[list[Lit]]) -> bool:
-    """Whether nesting ``conds`` (sorted literals) by the literals they share leaves at
-    most one in :data:`BATCH_GAIN` of them to be tested first: a group under a literal
-    that seldom holds (a bit on, a gate) counts as its one test, any other as its
-    members, a condition left unnested as one. Gates that share nothing (connectFour's "this column is
-    full", one bit each) stay one line each, as ``g = not s & m`` costs less than
-    ``if not s & m: g = True``."""
+def _first_tests(conds: list[list[Lit]]) -> int:
+    """The tests a state makes first on ``conds`` (sorted literals) nested by the
+    literals they share: a group under a literal that seldom holds (a bit on, a gate)
+    counts as its one test, any other as its members, a condition left unnested as one."""
     groups, rest = shared_groups(conds)
     tests = len(rest)
     for lit, members in groups:
         tests += 1 if _skip_rank(lit) <= 1 else len(members)
-    return tests * BATCH_GAIN <= len(conds)
+    return tests
+
+
+def _nesting_pays(conds: list[list[Lit]]) -> bool:
+    """Whether nesting ``conds`` (sorted literals) by the literals they share leaves at
+    most one in :data:`BATCH_GAIN` of them to be tested first (:func:`_first_tests`).
+    Gates that share nothing (connectFour's "this column is full", one bit each) stay one
+    line each, as ``g = not s & m`` costs less than ``if not s & m: g = True``."""
+    return _first_tests(conds) * BATCH_GAIN <= len(conds)
+
+
+def _spelt_nesting_pays(spelt: list[list[list[Lit]]]) -> bool:
+    """Whether gates whose bodies read ORs written inline, nested as one block on their
+    bodies with those ORs spelt out (``spelt``: per gate, sorted literals), make at most
+    one in :data:`BATCH_GAIN` of the tests they make each on its own line, each factored
+    by the literals its own bodies share. tron_10x10's "a wall next to the head" gates
+    share literals only within their own OR (each factored under its own direction) and
+    stay one line each."""
+    own = sum(_first_tests(conds) for conds in spelt)
+    return _first_tests([conds for each in spelt for conds in each]) * BATCH_GAIN <= own
 
 
 class GateBatch:
@@ -430,6 +446,8 @@ class GateBatch:
         self.members: set[int] = set()
         self.exprs: list[str] = []
         """Each gate's OR as written on its own line, for a block that does not pay."""
+        self.bodies: list[list[Conj]] = []
+        """Each gate's bodies, the ORs written inline that they read spelt out."""
 
     def reads(self, gid: int) -> set[int]:
         """The gates that ``gid``'s code reads, through the gates written inline."""
@@ -463,15 +481,20 @@ class GateBatch:
         self.gates.append(gid)
         self.members.add(gid)
         self.exprs.append(expr)
+        self.bodies.append(self.writer.spelt_out(gid))
         return True
 
     def flush(self) -> list[str]:
         """The lines computing the block's gates; the block is then empty."""
-        gates, exprs, writer = self.gates, self.exprs, self.writer
-        self.gates, self.members, self.exprs = [], set(), []
-        bodies = writer.plan.gates
-        if len(gates) < BATCH_MIN_GATES or not _nesting_pays(
-            [sorted(body) for gid in gates for body in bodies[gid].bodies]
+        gates, exprs, bodies, writer = self.gates, self.exprs, self.bodies, self.writer
+        self.gates, self.members, self.exprs, self.bodies = [], set(), [], []
+        plan = writer.plan.gates
+        if len(gates) < BATCH_MIN_GATES:
+            return [f"g{gid} = {expr}" for gid, expr in zip(gates, exprs, strict=True)]
+        if _nesting_pays([sorted(body) for gid in gates for body in plan[gid].bodies]):
+            bodies = [plan[gid].bodies for gid in gates]  # as written: nothing spelt out
+        elif bodies == [plan[gid].bodies for gid in gates] or not _spelt_nesting_pays(
+            [[sorted(body) for body in each] for each in bodies]
         ):
             return [f"g{gid} = {expr}" for gid, expr in zip(gates, exprs, strict=True)]
         lines = [
@@ -480,7 +503,9 @@ class GateBatch:
             for start in range(0, len(gates), BATCH_NAMES_PER_LINE)
         ]
         items: list[tuple[Conj | None, str]] = [
-            (body, f"g{gid} = True") for gid in gates for body in bodies[gid].bodies
+            (body, f"g{gid} = True")
+            for gid, each in zip(gates, bodies, strict=True)
+            for body in each
         ]
         lines += items_code(
             items,
@@ -668,6 +693,46 @@ class GateWriter:
             for lit in inner:
                 cond = (cond - {lit}) | gates[lit[1]].bodies[0]
         return cond
+
+    def spelt_out(self, gid: int) -> list[Conj]:
+        """A gate's bodies with each OR written inline that one reads spelt out: a body
+        that reads such a gate becomes one body per body of it, as long as the gate keeps
+        at most BATCH_MAX_BODIES bodies (else its own; an OR tested by shifting stays
+        whole, one test). In a block, the literals that those ORs share across its gates
+        then nest too: urmAdd's next state has 266 gates that read ORs over "the
+        instruction at the counter is i" and a register's value, the same instruction
+        gates in every one (13,510 bodies spelt out). Gate by gate they make 1,810 first
+        tests a state (:func:`_first_tests`), as one block 510, nested under the
+        instruction gates, of which one holds."""
+        gates, joins = self.plan.gates, self.plan.joins
+        bodies = list(gates[gid].bodies)
+        for _ in range(MAX_INLINE_DEPTH):  # inlined gates nest no deeper than this
+            spelt: list[Conj] = []
+            changed = False
+            for body in bodies:
+                inner = next(
+                    (
+                        lit
+                        for lit in body
+                        if lit[0] == "g"
+                        and lit[1] in self.inlined
+                        and not gates[lit[1]].component
+                        and not joins.get(lit[1], ((),))[0]  # tested by shifting: kept
+                    ),
+                    None,
+                )
+                if inner is None:
+                    spelt.append(body)
+                    continue
+                rest = body - {inner}
+                spelt.extend(rest | inner_body for inner_body in gates[inner[1]].bodies)
+                changed = True
+                if len(spelt) > BATCH_MAX_BODIES:
+                    return list(gates[gid].bodies)
+            if not changed:
+                break
+            bodies = spelt
+        return bodies
 
     def _or_code(self, gid: int) -> str:
         """The OR of a gate's bodies, its shifted tests worked out once per plan."""
