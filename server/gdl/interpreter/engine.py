@@ -447,6 +447,8 @@ class DemandTable:
             found = memo.get(values)
             if found is not None:
                 return found
+        else:
+            memo = self.memos[positions] = {}
         solver = self.solver
         if solver is not None:
             asking = solver.asking
@@ -458,12 +460,17 @@ class DemandTable:
         engine = self.engine
         add = facts.add if engine._budget is None else engine._counted(facts)
         db = self.db
-        complete = len(positions) == self.arity
-        for env in self.functions(positions):
-            env[0](db, given, add, env)
-            if complete and facts:
-                break
-        return self.keep(positions, values, facts)
+        functions = self.bound.get(positions) or self.functions(positions)
+        if len(positions) == self.arity:
+            for env in functions:
+                env[0](db, given, add, env)
+                if facts:
+                    break
+        else:
+            for env in functions:
+                env[0](db, given, add, env)
+        found = memo[values] = tuple(facts) if facts else ()
+        return found
 
 
 def release_tables(db: dict, keys: Iterable[RelationKey]) -> None:
