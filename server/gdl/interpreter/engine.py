@@ -456,9 +456,16 @@ class DemandTable:
                 return solver.top_down(self, (positions, values), asking)
             return solver.lookup(self, (positions, values), first)
         facts: set = set()
-        given = [values]
+        self.derive(positions, values, facts)
+        found = memo[values] = tuple(facts) if facts else ()
+        return found
+
+    def derive(self, positions: tuple[int, ...], values: tuple, facts: set) -> None:
+        """Run the rules for the call with ``values`` at ``positions``, adding its answers
+        to ``facts``; a call that knows every argument stops at its one answer."""
         engine = self.engine
         add = facts.add if engine._budget is None else engine._counted(facts)
+        given = [values]
         db = self.db
         functions = self.bound.get(positions) or self.functions(positions)
         if len(positions) == self.arity:
@@ -469,8 +476,6 @@ class DemandTable:
         else:
             for env in functions:
                 env[0](db, given, add, env)
-        found = memo[values] = tuple(facts) if facts else ()
-        return found
 
 
 def release_tables(db: dict, keys: Iterable[RelationKey]) -> None:
@@ -575,7 +580,7 @@ class _Tabling:
                 if complete and before:
                     continue  # its one answer found: asking again finds nothing new
                 self.current = current
-                self._apply_rules(caller, positions, values, answers, complete)
+                self._apply_rules(caller, positions, values, answers)
                 if len(answers) != before:
                     for consumer in consumers[current]:
                         if consumer not in queued:
@@ -610,19 +615,7 @@ class _Tabling:
         asking.add(call)
         positions, values = memo_key
         answers: set = set()
-        engine = self.engine
-        add = answers.add if engine._budget is None else engine._counted(answers)
-        given = [values]
-        db = table.db
-        functions = table.bound.get(positions) or table.functions(positions)
-        if len(positions) == table.arity:
-            for env in functions:
-                env[0](db, given, add, env)
-                if answers:
-                    break
-        else:
-            for env in functions:
-                env[0](db, given, add, env)
+        table.derive(positions, values, answers)
         asking.discard(call)
         memo = table.memos.get(positions)
         if memo is None:
@@ -631,18 +624,11 @@ class _Tabling:
         return found
 
     def _apply_rules(
-        self, table: DemandTable, positions: tuple, values: tuple, answers: set, complete: bool
+        self, table: DemandTable, positions: tuple, values: tuple, answers: set
     ) -> None:
         """Run ``table``'s rules for the call with ``values`` at ``positions``, adding its
-        answers; a ``complete`` call (every argument given) stops at its one answer."""
-        engine = self.engine
-        add = answers.add if engine._budget is None else engine._counted(answers)
-        given = [values]
-        db = table.db
-        for env in table.functions(positions):
-            env[0](db, given, add, env)
-            if complete and answers:
-                break
+        answers (:meth:`DemandTable.derive`)."""
+        table.derive(positions, values, answers)
 
     def _evaluate_now(
         self, call: tuple, table: DemandTable, answers: set, caller: tuple, skip: int
@@ -654,7 +640,7 @@ class _Tabling:
         self.depth += 1
         try:
             positions, values = call[1]
-            self._apply_rules(table, positions, values, answers, len(positions) == table.arity)
+            self._apply_rules(table, positions, values, answers)
         finally:
             self.depth -= 1
             self.current = caller
