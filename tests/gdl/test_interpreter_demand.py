@@ -21,7 +21,6 @@ from server.gdl.interpreter.engine import (
     TOP_DOWN_DEPTH,
     TOP_DOWN_STRIKES,
     DemandTable,
-    _Tabling,
     fixed_rules,
     release_tables,
 )
@@ -356,24 +355,16 @@ REACH = ("reach", 2)
 
 
 def count_evaluations(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
-    """The calls evaluated from now on, top-down or in a fixpoint, as (positions, values),
-    once per evaluation."""
+    """The calls whose rules run from now on, top-down or in a fixpoint, as (positions,
+    values), once per run."""
     evaluated: list[tuple] = []
-    top_down = _Tabling.top_down
-    apply_rules = _Tabling._apply_rules
+    derive = DemandTable.derive
 
-    def counted_top_down(self: _Tabling, table: DemandTable, key: tuple, asking: set) -> tuple:
-        evaluated.append(key)
-        return top_down(self, table, key, asking)
-
-    def counted_apply(
-        self: _Tabling, table: DemandTable, positions: tuple, values: tuple, *rest: object
-    ) -> None:
+    def counted(self: DemandTable, positions: tuple, values: tuple, facts: set) -> None:
         evaluated.append((positions, values))
-        apply_rules(self, table, positions, values, *rest)  # type: ignore[arg-type]
+        derive(self, positions, values, facts)
 
-    monkeypatch.setattr(_Tabling, "top_down", counted_top_down)
-    monkeypatch.setattr(_Tabling, "_apply_rules", counted_apply)
+    monkeypatch.setattr(DemandTable, "derive", counted)
     return evaluated
 
 

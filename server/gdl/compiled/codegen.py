@@ -446,8 +446,6 @@ class GateBatch:
         self.members: set[int] = set()
         self.exprs: list[str] = []
         """Each gate's OR as written on its own line, for a block that does not pay."""
-        self.bodies: list[list[Conj]] = []
-        """Each gate's bodies, the ORs written inline that they read spelt out."""
 
     def reads(self, gid: int) -> set[int]:
         """The gates that ``gid``'s code reads, through the gates written inline."""
@@ -481,22 +479,23 @@ class GateBatch:
         self.gates.append(gid)
         self.members.add(gid)
         self.exprs.append(expr)
-        self.bodies.append(self.writer.spelt_out(gid))
         return True
 
     def flush(self) -> list[str]:
         """The lines computing the block's gates; the block is then empty."""
-        gates, exprs, bodies, writer = self.gates, self.exprs, self.bodies, self.writer
-        self.gates, self.members, self.exprs, self.bodies = [], set(), [], []
-        plan = writer.plan.gates
+        gates, exprs, writer = self.gates, self.exprs, self.writer
+        self.gates, self.members, self.exprs = [], set(), []
+        own_lines = [f"g{gid} = {expr}" for gid, expr in zip(gates, exprs, strict=True)]
         if len(gates) < BATCH_MIN_GATES:
-            return [f"g{gid} = {expr}" for gid, expr in zip(gates, exprs, strict=True)]
-        if _nesting_pays([sorted(body) for gid in gates for body in plan[gid].bodies]):
-            bodies = [plan[gid].bodies for gid in gates]  # as written: nothing spelt out
-        elif bodies == [plan[gid].bodies for gid in gates] or not _spelt_nesting_pays(
-            [[sorted(body) for body in each] for each in bodies]
-        ):
-            return [f"g{gid} = {expr}" for gid, expr in zip(gates, exprs, strict=True)]
+            return own_lines
+        bodies = [writer.plan.gates[gid].bodies for gid in gates]
+        if not _nesting_pays([sorted(body) for each in bodies for body in each]):
+            spelt = [writer.spelt_out(gid) for gid in gates]
+            if spelt == bodies or not _spelt_nesting_pays(
+                [[sorted(body) for body in each] for each in spelt]
+            ):
+                return own_lines
+            bodies = spelt
         lines = [
             " = ".join(f"g{gid}" for gid in gates[start : start + BATCH_NAMES_PER_LINE])
             + " = False"

@@ -448,7 +448,7 @@ class DemandTable:
             if found is not None:
                 return found
         else:
-            memo = self.memos[positions] = {}
+            memo = self.memo_for(positions)  # before the solver: top_down keeps into it
         solver = self.solver
         if solver is not None:
             asking = solver.asking
@@ -530,12 +530,12 @@ class _Tabling:
         """While a plain top-down evaluation runs (:meth:`top_down`): the calls under way."""
 
     def lookup(self, table: DemandTable, memo_key: tuple, first: bool = False) -> tuple:
-        asking = self.asking
-        if asking is not None:  # nested in a top-down evaluation
-            return self.top_down(table, memo_key, asking)
+        """Answer a call not yet answered (calls nested in a top-down evaluation go to
+        :meth:`top_down` straight from :meth:`DemandTable.lookup`)."""
         strikes = self.engine._cyclic_strikes
         if not self.active and strikes.get(table.key, 0) < TOP_DOWN_STRIKES:
-            self.asking = asking = set()
+            asking: set[tuple] = set()
+            self.asking = asking
             try:
                 return self.top_down(table, memo_key, asking)
             except _Cyclic:
@@ -580,7 +580,7 @@ class _Tabling:
                 if complete and before:
                     continue  # its one answer found: asking again finds nothing new
                 self.current = current
-                self._apply_rules(caller, positions, values, answers)
+                caller.derive(positions, values, answers)
                 if len(answers) != before:
                     for consumer in consumers[current]:
                         if consumer not in queued:
@@ -617,18 +617,9 @@ class _Tabling:
         answers: set = set()
         table.derive(positions, values, answers)
         asking.discard(call)
-        memo = table.memos.get(positions)
-        if memo is None:
-            memo = table.memos[positions] = {}
-        found = memo[values] = tuple(answers) if answers else ()
+        # the memo was made by DemandTable.lookup before it asked
+        found = table.memos[positions][values] = tuple(answers) if answers else ()
         return found
-
-    def _apply_rules(
-        self, table: DemandTable, positions: tuple, values: tuple, answers: set
-    ) -> None:
-        """Run ``table``'s rules for the call with ``values`` at ``positions``, adding its
-        answers (:meth:`DemandTable.derive`)."""
-        table.derive(positions, values, answers)
 
     def _evaluate_now(
         self, call: tuple, table: DemandTable, answers: set, caller: tuple, skip: int
@@ -640,7 +631,7 @@ class _Tabling:
         self.depth += 1
         try:
             positions, values = call[1]
-            self._apply_rules(table, positions, values, answers)
+            table.derive(positions, values, answers)
         finally:
             self.depth -= 1
             self.current = caller
