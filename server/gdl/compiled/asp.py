@@ -38,6 +38,7 @@ from .demand import (
 from .errors import CompileError
 from .factor import FACTOR_PREFIX, factor_rule
 from .relations import KEYWORD_PREDICATES, RelationKey, relation_key, term_variables
+from .unfold import unfold_helpers
 
 OPEN_INPUTS = """\
 { t(X) } :- i(X).
@@ -120,6 +121,10 @@ class Translator:
         self.factored_relations = 0
         """The relations factoring has named so far (some for rules then left whole)."""
         self.complemented = 0
+        self.unfolded = 0
+        """The rule bodies with static helpers unfolded (:mod:`.unfold`)."""
+        self.dropped = 0
+        """The rules of static helpers left out because no rule reads them any more."""
         """The rule bodies whose move tests were complemented (:mod:`.complement`)."""
         self.guards: dict[str, int] = {}
         """The predicate names of their guard relations, with their numbers of
@@ -149,6 +154,8 @@ class Translator:
         self.source_of: dict[int, Rule] = {}
         kept = [rule for rule in rules if relation_key(rule.head)[0] not in ("base", "input")]
         expanded = [(rule, rule.head, body) for rule in kept for body in _bodies(rule)]
+        if self.factoring:
+            expanded = self._unfolded(expanded, dynamic_relations(kept))
         expanded = self._complemented(expanded, dynamic_relations(kept))
         self.dynamic = dynamic_relations([Rule(head, body) for _, head, body in expanded])
         self.demand = demanded_positions([body for _, _, body in expanded], self.dynamic)
@@ -157,6 +164,27 @@ class Translator:
                 lines.append(line)
                 self.source_of[len(lines)] = rule
         return "\n".join(lines)
+
+    def _unfolded(
+        self,
+        expanded: list[tuple[Rule, RawTerm, tuple[RawTerm, ...]]],
+        dynamic: frozenset[RelationKey],
+    ) -> list[tuple[Rule, RawTerm, tuple[RawTerm, ...]]]:
+        """The rules with the static helpers unfolded where that factors narrower, and
+        without the helpers no rule reads any more (:mod:`.unfold`)."""
+        clauses = unfold_helpers(
+            [(head, body) for _, head, body in expanded],
+            dynamic,
+            lambda head, body: _local_variables(head, body, dynamic),
+        )
+        out = []
+        for (rule, _, body), clause in zip(expanded, clauses, strict=True):
+            if clause is None:
+                self.dropped += 1
+                continue
+            self.unfolded += clause[1] != body
+            out.append((rule, *clause))
+        return out
 
     def _complemented(
         self,

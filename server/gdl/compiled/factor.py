@@ -68,6 +68,30 @@ def factor_rule(
     ``hidden`` are variables written anonymous, each local to one literal: they are
     left out of the analysis. ``new_relation`` names each new relation.
     """
+    pieces, widest, everything = _factored(head, body, hidden, new_relation)
+    if len(pieces) == 1 or widest > everything - MIN_WIDTH_GAIN:
+        return None
+    return pieces
+
+
+def factor_width(head: RawTerm, body: Sequence[RawTerm], hidden: frozenset[str]) -> int:
+    """The variables of the widest rule that ``head :- body`` factors into (those of
+    the rule itself when it is not worth factoring); ``hidden`` as for
+    :func:`factor_rule`."""
+    pieces, widest, everything = _factored(head, body, hidden, lambda: FACTOR_PREFIX)
+    if len(pieces) == 1 or widest > everything - MIN_WIDTH_GAIN:
+        return everything
+    return widest
+
+
+def _factored(
+    head: RawTerm,
+    body: Sequence[RawTerm],
+    hidden: frozenset[str],
+    new_relation: Callable[[], str],
+) -> tuple[list[FactoredRule], int, int]:
+    """The rules ``head :- body`` factors into (the rule itself last, alone when no step
+    is allowed), the variables of the widest of them, and those of the whole rule."""
     variables = [frozenset(term_variables(literal)) - hidden for literal in body]
     kept = frozenset(term_variables(head))
     everything = kept.union(*variables)
@@ -91,12 +115,9 @@ def factor_rule(
             for index, literal in enumerate(literals)
             if index == first or index not in inside
         ]
-    if not pieces:
-        return None
     widest = max(widest, len(kept.union(*(found for _, found in literals))))
-    if widest > len(everything) - MIN_WIDTH_GAIN:
-        return None
-    return [*pieces, (head, tuple(literal for literal, _ in literals))]
+    pieces.append((head, tuple(literal for literal, _ in literals)))
+    return pieces, widest, len(everything)
 
 
 def _best_step(
@@ -161,4 +182,4 @@ def _bound(literals: Iterable[RawTerm]) -> frozenset[str]:
     return frozenset(found)
 
 
-__all__ = ["FACTOR_PREFIX", "MIN_WIDTH_GAIN", "factor_rule"]
+__all__ = ["FACTOR_PREFIX", "MIN_WIDTH_GAIN", "factor_rule", "factor_width"]
