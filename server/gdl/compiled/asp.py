@@ -154,8 +154,7 @@ class Translator:
         self.source_of: dict[int, Rule] = {}
         kept = [rule for rule in rules if relation_key(rule.head)[0] not in ("base", "input")]
         expanded = [(rule, rule.head, body) for rule in kept for body in _bodies(rule)]
-        if self.factoring:
-            expanded = self._unfolded(expanded, dynamic_relations(kept))
+        expanded = self._unfolded(expanded, dynamic_relations(kept))
         expanded = self._complemented(expanded, dynamic_relations(kept))
         self.dynamic = dynamic_relations([Rule(head, body) for _, head, body in expanded])
         self.demand = demanded_positions([body for _, _, body in expanded], self.dynamic)
@@ -170,12 +169,14 @@ class Translator:
         expanded: list[tuple[Rule, RawTerm, tuple[RawTerm, ...]]],
         dynamic: frozenset[RelationKey],
     ) -> list[tuple[Rule, RawTerm, tuple[RawTerm, ...]]]:
-        """The rules with the static helpers unfolded where that factors narrower, and
-        without the helpers no rule reads any more (:mod:`.unfold`)."""
+        """The rules without the static helpers no rule reads, and, when the rules are
+        factored, with the static helpers unfolded where that factors narrower
+        (:mod:`.unfold`)."""
         clauses = unfold_helpers(
             [(head, body) for _, head, body in expanded],
             dynamic,
             lambda head, body: _local_variables(head, body, dynamic),
+            unfolding=self.factoring,
         )
         out = []
         for (rule, _, body), clause in zip(expanded, clauses, strict=True):

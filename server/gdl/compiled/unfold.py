@@ -28,8 +28,10 @@ variables.
 Only *static* relations (those that depend on neither the state nor the moves) with one
 rule and no facts, whose head arguments are distinct variables and whose body has
 variables of its own, are unfolded, and a rule takes the unfolded body only when that
-factors into narrower pieces than the body as written (:func:`factored_width`). A helper
-that no rule reads any more is then dropped, so that its own join is not grounded.
+factors into narrower pieces than the body as written (:func:`factor_width`). A static
+helper that no rule reads (any more) is then left out, so that its own join is not
+grounded; that is done to the rules as written too: max_knights states facts of the
+board's geometry that no rule reads, 65,000 of its 75,000 ground rules.
 """
 
 from __future__ import annotations
@@ -50,13 +52,15 @@ def unfold_helpers(
     clauses: Sequence[Clause],
     dynamic: frozenset[RelationKey],
     hidden: Callable[[RawTerm, Sequence[RawTerm]], frozenset[str]],
+    unfolding: bool = True,
 ) -> list[Clause | None]:
-    """Each clause, its body unfolded where that factors narrower; None for the clauses
-    of helpers no clause reads any more. ``hidden(head, body)`` gives the variables
-    that factoring leaves out of a body (those written anonymous)."""
-    definitions = _unfoldable(clauses, dynamic)
+    """Each clause, its body unfolded where that factors narrower (with ``unfolding``);
+    None for the clauses of static helpers no clause reads (any more).
+    ``hidden(head, body)`` gives the variables that factoring leaves out of a body
+    (those written anonymous)."""
+    definitions = _unfoldable(clauses, dynamic) if unfolding else {}
     if not definitions:
-        return list(clauses)
+        return _without_unread(list(clauses), dynamic)
     fresh = Counter[str]()
     out: list[Clause | None] = []
     for head, body in clauses:
