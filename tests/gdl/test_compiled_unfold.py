@@ -105,9 +105,9 @@ def test_the_helper_body_takes_the_place_of_the_literal_and_the_helper_goes() ->
     # literal's arguments, its own variables to fresh ones
     assert row[1][:5] == before[[head for head, _ in before].index("row")][1][:5]
     assert row[1][5:] == (
-        ("bit", "?bit#1"),
-        ("attr", "?n#1"),
-        *(("attribute", "?n#1", f"?p{k}", "?bit#1") for k in (1, 2, 3, 4)),
+        ("bit", "?bit 1"),
+        ("attr", "?n 1"),
+        *(("attribute", "?n 1", f"?p{k}", "?bit 1") for k in (1, 2, 3, 4)),
     )
     # nothing reads the helper any more, so its rule is dropped
     dropped = [before[k][0] for k, clause in enumerate(after) if clause is None]
@@ -209,16 +209,16 @@ def test_a_literal_with_a_constant_unfolds_with_it_and_each_literal_gets_fresh_v
     )
     written = clauses_of(text)[-1][1]
     (twin,) = [clause for clause in unfold(text) if clause is not None and clause[0] == "twin"]
-    first = [("attribute", "?n#2", piece, "?bit#2") for piece in ("?a", "?b", "?c", "?d")]
-    second = [("attribute", "?n#3", piece, "?bit#3") for piece in ("?e", "?f", "?g", "p0000")]
+    first = [("attribute", "?n 2", piece, "?bit 2") for piece in ("?a", "?b", "?c", "?d")]
+    second = [("attribute", "?n 3", piece, "?bit 3") for piece in ("?e", "?f", "?g", "p0000")]
     assert twin[1] == (
         *written[:4],
-        ("bit", "?bit#2"),
-        ("attr", "?n#2"),
+        ("bit", "?bit 2"),
+        ("attr", "?n 2"),
         *first,
         *written[5:8],
-        ("bit", "?bit#3"),
-        ("attr", "?n#3"),
+        ("bit", "?bit 3"),
+        ("attr", "?n 3"),
         *second,
     )
 

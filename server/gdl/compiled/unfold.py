@@ -118,7 +118,7 @@ def _unfolded_body(
         for variable in {v for part in helper_body for v in term_variables(part)}:
             if variable not in renaming:
                 fresh[variable] += 1
-                renaming[variable] = f"{variable}#{fresh[variable]}"
+                renaming[variable] = f"{variable} {fresh[variable]}"  # no GDL name has a space
         out.extend(_renamed(part, renaming) for part in helper_body)
         changed = True
     return tuple(out) if changed else None
