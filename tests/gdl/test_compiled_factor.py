@@ -288,9 +288,12 @@ FACTORED_TRACED = [
     "pentago",
     "cubicup_3player",
     "blocker",
+    "checkersTiny",
+    "reversi",
 ]
 """Corpus games with rules that factor (the first two are too large as written), from the
-shared corpus: each compiled with its rules factored from the start."""
+shared corpus: each compiled with its rules factored from the start. The last two also have
+static helpers unfolded into some of their rules (:mod:`server.gdl.compiled.unfold`)."""
 
 
 @pytest.mark.parametrize("name", FACTORED_TRACED)
@@ -299,6 +302,7 @@ def test_corpus_games_factored_follow_their_reference_traces(name: str) -> None:
     translator = Translator(factoring=True)
     translator.program(rules)
     assert translator.factored > 0
+    assert (translator.unfolded > 0) == (name in ("checkersTiny", "reversi"))
     engine = CompiledEngine.from_rules(rules, time_limit=60.0, factoring=True)
     trace = json.loads(shared_path("conformance", "traces", f"{name}.json").read_text("utf-8"))
     assert trace_differences(engine, trace) == []
