@@ -121,11 +121,11 @@ class Translator:
         self.factored_relations = 0
         """The relations factoring has named so far (some for rules then left whole)."""
         self.complemented = 0
+        """The rule bodies whose move tests were complemented (:mod:`.complement`)."""
         self.unfolded = 0
         """The rule bodies with static helpers unfolded (:mod:`.unfold`)."""
         self.dropped = 0
         """The rules of static helpers left out because no rule reads them any more."""
-        """The rule bodies whose move tests were complemented (:mod:`.complement`)."""
         self.guards: dict[str, int] = {}
         """The predicate names of their guard relations, with their numbers of
         arguments: read as true after grounding, like the demand atoms."""
@@ -154,8 +154,8 @@ class Translator:
         self.source_of: dict[int, Rule] = {}
         kept = [rule for rule in rules if relation_key(rule.head)[0] not in ("base", "input")]
         expanded = [(rule, rule.head, body) for rule in kept for body in _bodies(rule)]
-        expanded = self._unfolded(expanded, dynamic_relations(kept))
-        expanded = self._complemented(expanded, dynamic_relations(kept))
+        dynamic = dynamic_relations(kept)
+        expanded = self._complemented(self._unfolded(expanded, dynamic), dynamic)
         self.dynamic = dynamic_relations([Rule(head, body) for _, head, body in expanded])
         self.demand = demanded_positions([body for _, _, body in expanded], self.dynamic)
         for rule, head, body in expanded:

@@ -90,7 +90,7 @@ def _unfoldable(
         if len(set(arguments)) != len(arguments):
             continue
         own = {v for literal in body for v in term_variables(literal)} - set(arguments)
-        if not own or any(key in _reads(literal) for literal in body):
+        if not own or any(_read(literal) == key for literal in body):
             continue
         found[key] = (head, body)
     return found
@@ -130,10 +130,10 @@ def _renamed(term: RawTerm, renaming: dict[str, RawTerm]) -> RawTerm:
     return tuple(_renamed(part, renaming) for part in term)
 
 
-def _reads(literal: RawTerm) -> list[RelationKey]:
-    """The relations a body literal reads (none for ``distinct``)."""
+def _read(literal: RawTerm) -> RelationKey | None:
+    """The relation a body literal reads (None for ``distinct``)."""
     read = read_atom(literal)
-    return [] if read is None else [relation_key(read[0])]
+    return None if read is None else relation_key(read[0])
 
 
 def _without_unread(
@@ -142,20 +142,19 @@ def _without_unread(
     """``clauses`` with those of the static helpers nothing else reads set to None,
     until every helper left is read."""
     while True:
-        read = Counter(
+        read = {
             key
             for clause in clauses
             if clause is not None
-            for literal in clause[1]
-            for key in _reads(literal)
-            if key != relation_key(clause[0])
-        )
+            for key in map(_read, clause[1])
+            if key is not None and key != relation_key(clause[0])
+        }
         dropped = False
         for index, clause in enumerate(clauses):
             if clause is None:
                 continue
             key = relation_key(clause[0])
-            if key in dynamic or key[0] in KEYWORD_NAMES or read[key]:
+            if key in dynamic or key[0] in KEYWORD_NAMES or key in read:
                 continue
             clauses[index] = None
             dropped = True
