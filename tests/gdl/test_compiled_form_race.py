@@ -155,9 +155,50 @@ def test_the_factored_compile_and_the_race_stay_within_the_time_limit(
 
 
 @pytest.mark.usefixtures("small_race_size")
-def test_no_race_when_less_of_the_limit_is_left_than_the_rules_as_written_took() -> None:
+def test_no_race_when_too_little_of_the_limit_is_left() -> None:
     plan = CompiledEngine.from_rules(parse_gdl(boards_game(2)), factoring=False).plan
-    # 10 s: after 4.0 s, 5.5 s are left for the factored compile and the race; after
-    # 4.9 s (mineClearingSmall), 4.6 s, less than the rules as written took
-    assert compiled_engine._worth_a_form_race(plan, GENEROUS_LIMIT, 4.0)
-    assert not compiled_engine._worth_a_form_race(plan, GENEROUS_LIMIT, 4.9)
+    # 10 s: after 9.0 s, 0.5 s are left once the race is run; after 9.1 s, less
+    assert compiled_engine._worth_a_form_race(plan, GENEROUS_LIMIT, 4.9)
+    assert compiled_engine._worth_a_form_race(plan, GENEROUS_LIMIT, 9.0)
+    assert not compiled_engine._worth_a_form_race(plan, GENEROUS_LIMIT, 9.1)
+
+
+@pytest.mark.usefixtures("small_race_size")
+def test_the_factored_form_may_have_the_rules_the_time_left_compiles() -> None:
+    """As many ground rules as the time left after the race would compile at the rate
+    the rules as written compiled: tron_10x10 took 4.9 to 5.9 s of its 10 as written,
+    and its 3,737 factored rules compile in 0.16 s."""
+    plan = CompiledEngine.from_rules(parse_gdl(boards_game(2)), factoring=False).plan
+    rules = plan.network.stats["ground_rules"]
+    assert compiled_engine._factored_rule_cap(plan, GENEROUS_LIMIT, 4.75) == rules
+    assert compiled_engine._factored_rule_cap(plan, GENEROUS_LIMIT, 6.0) == rules * 35 // 60
+    assert compiled_engine._factored_rule_cap(plan, GENEROUS_LIMIT, 9.5) == 0
+
+
+@pytest.mark.usefixtures("small_race_size")
+def test_a_factored_program_past_that_cap_is_not_raced(monkeypatch: pytest.MonkeyPatch) -> None:
+    timed = rates(monkeypatch, as_written=1_000.0, factored=2_000.0)
+    rules = parse_gdl(boards_game(2))
+    factored_rules = CompiledEngine.from_rules(rules, factoring=True).plan.network.stats[
+        "ground_rules"
+    ]
+    caps: list[int] = []
+    build = compiled_engine._build
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        if args[5]:  # the factored attempt: its rule cap
+            caps.append(args[1])
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(compiled_engine, "_build", recorded)
+    monkeypatch.setattr(compiled_engine, "_factored_rule_cap", lambda *_: factored_rules - 1)
+    engine = CompiledEngine.from_rules(rules, time_limit=GENEROUS_LIMIT)
+    assert caps == [factored_rules - 1]
+    assert timed == []
+    assert (engine.form, engine.form_race) == (AS_WRITTEN, None)
+
+    monkeypatch.setattr(compiled_engine, "_factored_rule_cap", lambda *_: factored_rules)
+    engine = CompiledEngine.from_rules(rules, time_limit=GENEROUS_LIMIT)
+    assert caps[-1] == factored_rules
+    assert timed == [AS_WRITTEN, FACTORED]
+    assert engine.form == FACTORED

@@ -247,8 +247,12 @@ class CompiledEngine:
         spent = engine.setup_seconds
         if factoring is None and form == AS_WRITTEN and _worth_a_form_race(plan, time_limit, spent):
             race_deadline = deadline - 2 * FORM_RACE_SECONDS  # the race within the limit too
+            cap = min(max_ground_rules, _factored_rule_cap(plan, time_limit, spent))
             engine = _faster_form(
-                engine, lambda: attempt(True, factored_budget(time_limit), until=race_deadline)
+                engine,
+                lambda: _build(
+                    rules, cap, factored_budget(time_limit), race_deadline, caps, True, None
+                ),
             )
             engine.setup_seconds = time.thread_time() - start
         return engine
@@ -497,14 +501,16 @@ rules are also compiled factored and the two forms raced (:func:`_faster_form`):
 most the default 2 s allows. Neither the size nor the shrinkage tells which form runs
 faster. At a 60 s start clock, factored ran faster for tron_10x10 (126,707 ground rules
 as written, 3,737 factored; 54,000 transitions a second against 39,000), pacman2p
-(315,844 and 53,010; 24,800 against 19,400, but 7.2 s as written leave too little of the
-10 s for the race) and four_way_battle (92,875 and 87,291; 11,600 against 8,200), and
-slower for checkers (330,010 and 110,936; 11,400 against 27,200) and kalaha6x2x4 (97,899
+(315,844 and 53,010; 24,800 against 19,400; raced within the 2.3 s that 7.2 s as written
+leave, :func:`_factored_rule_cap`) and four_way_battle (92,875 and 87,291; 11,600
+against 8,200), and slower for checkers (330,010 and 110,936; 11,400 against 27,200) and kalaha6x2x4 (97,899
 and 109,767; 16,800 against 72,700). Below this size, factored was as fast or slower
 (pacman3p, 68,535 as written: 28,500 against 45,100; colonelBlotto, kalaha5x2x3), so no
 second compile is spent there."""
 FORM_RACE_SECONDS = 0.25
 """CPU time each form is timed at most in that race."""
+FORM_RACE_MIN_LEFT = 0.5
+"""Seconds of the limit that must be left, after the race, for the factored compile."""
 FACTORED_WINS_BY = 1.1
 """How much faster the factored form must run to be kept over the rules as written."""
 
@@ -523,14 +529,26 @@ class FormRace:
 
 def _worth_a_form_race(plan: Plan, time_limit: float, spent: float) -> bool:
     """Whether a program that compiled as written in ``spent`` seconds is large enough,
-    and the limit generous enough, to compile it factored too and race the two forms: at
-    least as much of the limit must be left for that as the rules as written took
-    (mineClearingSmall took 4.9 s of 10 as written and 4.7 s factored, to run as fast)."""
+    and the limit generous enough, to compile it factored too and race the two forms:
+    the later attempts must have budget enough for the complemented one, and at least
+    :data:`FORM_RACE_MIN_LEFT` of the limit must be left after the race."""
     return (
         factored_budget(time_limit) >= COMPLEMENT_MIN_BUDGET
         and plan.network.stats.get("ground_rules", 0) >= FORM_RACE_MIN_RULES
-        and time_limit - spent - 2 * FORM_RACE_SECONDS >= spent
+        and time_limit - spent - 2 * FORM_RACE_SECONDS >= FORM_RACE_MIN_LEFT
     )
+
+
+def _factored_rule_cap(plan: Plan, time_limit: float, spent: float) -> int:
+    """The most ground rules the factored form may have in a race: as many as the time
+    left would compile at the rate the rules as written compiled. Factoring that does
+    not shrink a program much is not worth a race when little time is left
+    (mineClearingSmall took 4.9 s of 10 as written and 4.7 s factored, to run as fast),
+    while one that shrinks it to a few percent is (tron_10x10: 126,707 ground rules in
+    4.9 to 5.9 s as written, 3,737 factored in 0.16 s, running 1.4 times faster)."""
+    left = time_limit - spent - 2 * FORM_RACE_SECONDS
+    ground_rules = plan.network.stats.get("ground_rules", 0)
+    return max(int(ground_rules * left / max(spent, 1e-3)), 0)
 
 
 def _faster_form(
