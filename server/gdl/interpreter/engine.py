@@ -647,7 +647,7 @@ class _Tabling:
 class _StateContext:
     """Relations computed for one state."""
 
-    __slots__ = ("db", "done", "derived", "legal", "legal_facts", "facts", "by_head", "frozen")
+    __slots__ = ("db", "done", "derived", "legal", "legal_facts", "facts", "frozen")
 
     def __init__(self, db: dict[RelationKey, Relation], facts: frozenset[RawTerm]) -> None:
         self.db = db
@@ -658,29 +658,17 @@ class _StateContext:
         self.legal_facts: set[tuple] | frozenset[tuple] = frozenset()
         """The facts of ``legal`` (role and move), once :attr:`legal` is worked out."""
         self.facts = facts
-        self.by_head: dict[RawTerm, list[RawTerm]] | None = None
-        self.frozen: dict[str, frozenset[RawTerm]] = {}
+        self.frozen: dict[str, frozenset[tuple]] = {}
 
-    def facts_of(self, heads: tuple[str, ...]) -> tuple[frozenset[RawTerm], ...]:
-        """The state's facts of each head (a constant, or the functor of a compound)."""
-        by_head = self.by_head
-        if by_head is None:
-            groups: dict[RawTerm, list[RawTerm]] = {}
-            get = groups.get
-            for fact in self.facts:
-                head = fact[0] if fact.__class__ is tuple else fact
-                group = get(head)
-                if group is None:
-                    groups[head] = [fact]
-                else:
-                    group.append(fact)
-            by_head = self.by_head = groups
+    def facts_of(self, heads: tuple[str, ...]) -> tuple[frozenset[tuple], ...]:
+        """The state's ``true`` facts of each head (a constant, or the functor of a
+        compound), from the grouping the ``true`` relation's indexes read too."""
         frozen = self.frozen
         found = []
         for head in heads:
             facts = frozen.get(head)
             if facts is None:
-                facts = frozen[head] = frozenset(by_head.get(head, ()))
+                facts = frozen[head] = frozenset(self.db[TRUE_KEY].group(head))
             found.append(facts)
         return tuple(found)
 
