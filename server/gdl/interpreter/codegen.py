@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeAlias, cast
 
 from ..errors import GdlError
 from ..terms import RawTerm, variables_of
@@ -166,15 +167,20 @@ PATCH_MIN_FACTS = 32
 the facts would cost about as much."""
 
 
+FactGroups: TypeAlias = dict[RawTerm, list[tuple] | set[tuple] | frozenset[tuple]]
+"""Facts grouped by the head of their first argument (see :meth:`Relation.group`)."""
+
+
 class Relation:
     """The facts of one relation (argument tuples) with lazily built indexes."""
 
     __slots__ = ("facts", "_indexes", "base", "_groups")
 
-    def __init__(self, facts: set | None = None) -> None:
+    def __init__(self, facts: set | None = None, groups: FactGroups | None = None) -> None:
+        """``groups``: the facts already grouped as :meth:`group` groups them, if known."""
         self.facts: set = facts if facts is not None else set()
         self._indexes: dict[str, object] = {}
-        self._groups: dict[RawTerm, list[tuple]] | None = None
+        self._groups: FactGroups | None = groups
         self.base: Relation | None = None
         """The same relation in a state like this one (the one before, in a game), whose
         keyed indexes are patched with the facts that differ rather than built anew when
@@ -202,22 +208,23 @@ class Relation:
             self._indexes[spec.name] = found
         return found
 
-    def group(self, head: str) -> list[tuple] | tuple:
+    def group(self, head: str) -> list[tuple] | set[tuple] | frozenset[tuple] | tuple:
         """The facts whose first argument is a compound with functor ``head`` or the
         constant ``head`` (the facts grouped so on first use): each index of a structure
         reads its own group, not every fact (``true`` facts of many kinds)."""
         groups = self._groups
         if groups is None:
-            groups = self._groups = {}
-            get = groups.get
+            built: dict[RawTerm, list[tuple]] = {}
+            get = built.get
             for fact in self.facts:
                 first = fact[0]
                 key = first[0] if first.__class__ is tuple else first
                 found = get(key)
                 if found is None:
-                    groups[key] = [fact]
+                    built[key] = [fact]
                 else:
                     found.append(fact)
+            groups = self._groups = cast(FactGroups, built)
         return groups.get(head, ())
 
     def follow(self, base: Relation | None) -> None:

@@ -16,13 +16,20 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
 from ..errors import GdlError
 from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, sort_key, unwrap
-from .codegen import PATCH_MIN_FACTS, CompiledRule, IndexSpec, Relation, RuleCompiler
+from .codegen import (
+    PATCH_MIN_FACTS,
+    CompiledRule,
+    FactGroups,
+    IndexSpec,
+    Relation,
+    RuleCompiler,
+)
 from .move_order import MoveOrder
 from .program import (
     DOES_KEY,
@@ -662,13 +669,18 @@ class _StateContext:
 
     def facts_of(self, heads: tuple[str, ...]) -> tuple[frozenset[tuple], ...]:
         """The state's ``true`` facts of each head (a constant, or the functor of a
-        compound), from the grouping the ``true`` relation's indexes read too."""
+        compound), from the grouping the ``true`` relation's indexes read too. A group
+        that is a frozenset already is the set of facts a rule took from an earlier
+        state (see :meth:`Interpreter._materialise_move`): the same object, its hash
+        known and its equality to the key kept with it at once."""
         frozen = self.frozen
         found = []
         for head in heads:
             facts = frozen.get(head)
             if facts is None:
-                facts = frozen[head] = frozenset(self.db[TRUE_KEY].group(head))
+                group = self.db[TRUE_KEY].group(head)
+                facts = group if group.__class__ is frozenset else frozenset(group)
+                frozen[head] = facts
             found.append(facts)
         return tuple(found)
 
@@ -929,6 +941,7 @@ _BUDGET_STATE = (
     "_last_state",
     "_last_context",
     "_next_facts",
+    "_next_heads",
     "_previous",
     "_followed",
     "_legal_groups",
@@ -1012,8 +1025,14 @@ class Interpreter:
         self._last_context: _StateContext | None = None
         """The state asked last and its context (the latest of ``_contexts``): one step
         of a match or a playout asks the same state several times in a row."""
-        self._next_facts: dict[State, set] = {}
-        """The ``next`` facts each recent successor state was made of: its ``true`` facts."""
+        self._next_facts: dict[State, tuple[set, FactGroups | None]] = {}
+        """The ``next`` facts each recent successor state was made of (its ``true``
+        facts), grouped by head when the rules that made them tell the heads (see
+        :meth:`_materialise_move`)."""
+        self._next_heads: dict[int, tuple[RawTerm | None, ...] | None] = {}
+        """Per move component that holds ``next``: the head of the fluent each of its
+        rules makes (None for a rule of another relation), or None when some ``next``
+        rule's fluent is a variable."""
         self._move_order = MoveOrder()
         """Per legal move seen: its rank in the public order and its public term (legal
         moves recur from state to state; building both anew took half the public API's
@@ -1374,6 +1393,7 @@ class Interpreter:
         other._contexts = OrderedDict()
         other._last_state = other._last_context = None
         other._next_facts = {}
+        other._next_heads = {}
         other._previous = {}
         other._followed = dict(self._followed)
         other._legal_groups = {}
@@ -1603,32 +1623,90 @@ class Interpreter:
 
     def _materialise_move(
         self, component: Component, db: dict, context: _StateContext, matched: int
-    ) -> None:
+    ) -> FactGroups | None:
         """Compute a non-recursive move component from the rules that may derive anything
         for a joint move that matches the ``does`` literals of the bits ``matched``; a rule
         that depends on no move takes its facts from an earlier state with the same facts
-        of its heads."""
+        of its heads.
+
+        For the component of ``next``, returns its facts grouped by the head of their
+        fluent, as :meth:`Relation.group` groups the successor's ``true`` facts: each
+        rule's facts go to its fluent's head, so the successor need not group them
+        again, and the facts a rule took from an earlier state are the very set kept
+        then (see :meth:`_StateContext.facts_of`). None for another component, or when
+        a rule's fluent is a variable."""
         sharing = self._rule_sharing
         relations = {key: Relation() for key in component.keys}
         db.update(relations)
         rules = self._rules_of(component)
+        heads = self._fluent_heads(component, rules)
+        groups: dict[RawTerm, set | frozenset] = {}
+        """Per fluent head: a set kept for sharing, or one made for this state."""
         for number in self._rules_for(component, matched):
             compiled = rules[number]
             target = relations[compiled.head_key].facts
             rule = (component.index, number)
-            heads = sharing.heads.get(rule)
-            if heads is None:
-                compiled.naive(db, target.add)
+            shared = sharing.heads.get(rule)
+            head = None if heads is None else heads[number]
+            if shared is None:
+                if head is None:
+                    compiled.naive(db, target.add)
+                    continue
+                group = groups.get(head)
+                if group.__class__ is not set:  # none yet, or one kept for sharing
+                    group = groups[head] = set() if group is None else set(group)
+                compiled.naive(db, group.add)
+                continue  # added to the target below
+            facts = context.facts_of(shared)
+            made = sharing.find(rule, facts)
+            if made is None:
+                produced: set = set()
+                compiled.naive(db, produced.add)
+                made = frozenset(produced)
+                sharing.keep(rule, facts, made)
+            target |= made
+            if head is None:
                 continue
-            facts = context.facts_of(heads)
-            found = sharing.find(rule, facts)
-            if found is not None:
-                target |= found
-                continue
-            produced: set = set()
-            compiled.naive(db, produced.add)
-            target |= produced
-            sharing.keep(rule, facts, produced)
+            group = groups.get(head)
+            if group is None:
+                groups[head] = made
+            elif group.__class__ is set:  # made for this state: grown in place
+                group |= made
+            elif group is not made:  # kept for sharing: never changed
+                groups[head] = set(group) | made
+        if heads is None:
+            return None
+        following = relations[NEXT_KEY].facts
+        for group in groups.values():
+            if group.__class__ is set:
+                following |= group
+        return cast(FactGroups, groups)
+
+    def _fluent_heads(
+        self, component: Component, rules: list[CompiledRule]
+    ) -> tuple[RawTerm | None, ...] | None:
+        """Per rule of a move component: the head of the fluent it makes when it is a
+        ``next`` rule, else None; None for a component without ``next`` or with a
+        ``next`` rule whose fluent is a variable (worked out once per component)."""
+        index = component.index
+        if index in self._next_heads:
+            return self._next_heads[index]
+        found: tuple[RawTerm | None, ...] | None = None
+        if NEXT_KEY in component.keys:
+            heads: list[RawTerm | None] = []
+            for compiled in rules:
+                if compiled.head_key != NEXT_KEY:
+                    heads.append(None)
+                    continue
+                fluent = compiled.rule.head[1]
+                head = fluent[0] if fluent.__class__ is tuple else fluent
+                if head.startswith("?"):
+                    heads = []
+                    break
+                heads.append(head)
+            found = tuple(heads) if heads else None
+        self._next_heads[index] = found
+        return found
 
     def _context(self, state: State) -> _StateContext:
         if state is self._last_state:
@@ -1639,10 +1717,11 @@ class Interpreter:
             self._last_state, self._last_context = state, context
             return context
         db = dict(self._static)
-        true_facts = self._next_facts.pop(state, None)
-        if true_facts is None:
-            true_facts = {(fact,) for fact in state.facts}
-        db[TRUE_KEY] = Relation(true_facts)
+        made = self._next_facts.pop(state, None)
+        if made is None:
+            db[TRUE_KEY] = Relation({(fact,) for fact in state.facts})
+        else:
+            db[TRUE_KEY] = Relation(made[0], made[1])
         self._follow_previous((TRUE_KEY,), db)
         context = _StateContext(db, state.facts)
         self._contexts[state] = context
@@ -1809,13 +1888,16 @@ class Interpreter:
         demand = self._demand
         tables: list[RelationKey] = []
         matched = self._joint_bits(raw)
+        groups: FactGroups | None = None
         for component in self._move_plan:
             keys = component.keys
             if keys & demand:
                 tables.extend(keys)
                 self._evaluate(component, db)
             elif component.index in self._does_patterns and not self._may_be_on_demand(component):
-                self._materialise_move(component, db, context, matched)
+                made = self._materialise_move(component, db, context, matched)
+                if NEXT_KEY in keys:
+                    groups = made
             else:
                 self._evaluate(component, db)
                 if keys & demand:  # switched to demand just now
@@ -1828,7 +1910,7 @@ class Interpreter:
         successor = State(map(_first, following.facts))
         if len(self._next_facts) >= CACHED_STATES:
             self._next_facts.clear()
-        self._next_facts[successor] = following.facts
+        self._next_facts[successor] = (following.facts, groups)
         return successor
 
     def _is_terminal(self, state: State) -> bool:
