@@ -1,6 +1,7 @@
 """The interpreter's work per state: state relations shared between states that agree on
-the fluents they depend on, matched facts reused instead of rebuilt, and join estimates
-that count only the facts a literal can match.
+the fluents they depend on, matched facts reused instead of rebuilt, a successor's facts
+handed over grouped by head, and join estimates that count only the facts a literal can
+match.
 """
 
 from __future__ import annotations
@@ -173,3 +174,86 @@ def test_legal_moves_keep_their_public_terms_and_order_from_state_to_state() -> 
     common = [move for move in moves_first if move in moves_second]
     assert common == ["stay"]
     assert all(any(move is other for other in moves_second) for move in common)
+
+
+def grouped_afresh(relation: Relation, head: str) -> set[tuple]:
+    """The group of ``head`` as a relation without prebuilt groups finds it."""
+    return set(Relation(set(relation.facts)).group(head))
+
+
+def test_a_successor_s_true_facts_come_grouped_by_the_rules_that_made_them() -> None:
+    engine, _ = components_of(MAZE)
+    first = engine.initial_state()
+    following = engine.next_state(first, [("go", "3")])
+    assert engine.legal_moves(following, "walker") == ["stay", ("go", "1")]
+    true = engine._contexts[following].db[TRUE_KEY]
+    assert true._groups is not None  # handed over, not grouped afresh
+    assert set(true._groups) == {"at", "wall", "step"}
+    for head in ("at", "wall", "step", "none"):
+        assert set(true.group(head)) == grouped_afresh(true, head)
+
+
+def test_the_walls_an_earlier_state_made_are_the_very_set_its_successor_is_keyed_by() -> None:
+    engine, _ = components_of(MAZE)
+    first = engine.initial_state()
+    second = engine.next_state(first, ["stay"])
+    third = engine.next_state(second, ["stay"])
+    walls = engine._contexts[second].db[TRUE_KEY].group("wall")
+    assert isinstance(walls, frozenset)
+    context = engine._context(third)
+    assert context.db[TRUE_KEY].group("wall") is walls  # taken from the second, not rebuilt
+    assert context.facts_of(("wall",))[0] is walls
+
+
+def test_two_rules_of_one_head_make_one_group_and_a_kept_set_is_never_changed() -> None:
+    rules = parse_gdl("""
+        (role mover)
+        (init (cell a)) (init (cell b)) (init (mark x)) (init (keep k))
+        (<= (legal mover (add ?c)) (true (mark ?c)))
+        (<= (legal mover wait) (true (mark x)))
+        (<= (next (cell ?c)) (true (cell ?c)))
+        (<= (next (cell ?k)) (true (keep ?k)))
+        (<= (next (keep ?k)) (true (keep ?k)))
+        (<= (next (cell ?c)) (does mover (add ?c)))
+        (<= (next (cell z)) (does mover wait))
+        (<= (next (mark ?c)) (true (mark ?c)))
+        (<= terminal (true (cell z)))
+        (goal mover 100)
+    """)
+    engine = Interpreter(rules)
+    current = engine.initial_state()
+    for move in [("add", "x"), "wait", ("add", "x")]:
+        following = engine.next_state(current, [move])
+        assert following == Interpreter(rules).next_state(current, [move])
+        true = engine._context(following).db[TRUE_KEY]
+        for head in ("cell", "mark", "keep"):
+            assert set(true.group(head)) == grouped_afresh(true, head)
+        current = following
+    kept = [
+        found for entries in engine._rule_sharing.results.values() for found in entries.values()
+    ]
+    assert kept and all(isinstance(found, frozenset) for found in kept)  # grown by copy only
+    assert {fact for fact in current.facts if fact[0] == "cell"} == {
+        ("cell", "a"),
+        ("cell", "b"),
+        ("cell", "k"),
+        ("cell", "x"),
+        ("cell", "z"),
+    }
+
+
+def test_a_next_rule_of_a_variable_fluent_leaves_the_successor_to_group_its_facts() -> None:
+    rules = parse_gdl("""
+        (role mover)
+        (init (cell a)) (init (mark x))
+        (<= (legal mover wait) (true (mark x)))
+        (<= (next ?f) (true ?f))
+        (<= terminal (true (cell z)))
+        (goal mover 100)
+    """)
+    engine = Interpreter(rules)
+    following = engine.next_state(engine.initial_state(), ["wait"])
+    assert following == engine.initial_state()
+    context = engine._context(following)
+    assert context.db[TRUE_KEY]._groups is None
+    assert set(context.db[TRUE_KEY].group("cell")) == {(("cell", "a"),)}
