@@ -24,6 +24,7 @@ than MAX_STATUS_GATES values.
 from __future__ import annotations
 
 import heapq
+import re
 from collections import Counter
 from collections.abc import Callable
 from types import CodeType
@@ -879,6 +880,42 @@ def _nested(
     return lines
 
 
+_APPEND = re.compile(r"(\s*)([LG]\d+)\.append\((\d+)\)")
+"""An action that adds a legal move's or a goal value's index to a role's list."""
+
+
+def merged_appends(lines: list[str]) -> list[str]:
+    """``lines`` with each run of unconditional appends to the same list at the same
+    indent written as one ``extend`` of a constant tuple, in the same order:
+    colonelBlotto's 67 moves a role that are always legal cost one call, not 67."""
+    out: list[str] = []
+    run: list[str] = []
+    run_key: tuple[str, str] | None = None
+
+    def flush() -> None:
+        if run_key is None:
+            return
+        indent, name = run_key
+        if len(run) == 1:
+            out.append(f"{indent}{name}.append({run[0]})")
+        else:
+            out.append(f"{indent}{name}.extend(({', '.join(run)},))")
+        run.clear()
+
+    for line in lines:
+        found = _APPEND.fullmatch(line)
+        key = (found.group(1), found.group(2)) if found else None
+        if key is None or key != run_key:
+            flush()
+            run_key = key
+        if found is None:
+            out.append(line)
+        else:
+            run.append(found.group(3))
+    flush()
+    return out
+
+
 def shared_groups(conds: list[list[Lit]]) -> tuple[list[tuple[Lit, list[int]]], list[int]]:
     """The conditions (sorted literals) grouped greedily by a literal they share.
 
@@ -994,8 +1031,15 @@ def generate_module(plan: Plan) -> Module:
                 conds = [(writer.expanded(c), j) for c, j in conds]
             items = [(c, f"L{r}.append({j})") for c, j in conds]
             lines.extend(
-                items_code(
-                    items, writer.var, writer.ref, deadline=plan.deadline, num=num, view=writer.view
+                merged_appends(
+                    items_code(
+                        items,
+                        writer.var,
+                        writer.ref,
+                        deadline=plan.deadline,
+                        num=num,
+                        view=writer.view,
+                    )
                 )
             )
             if sort:
@@ -1043,7 +1087,11 @@ def generate_module(plan: Plan) -> Module:
         lines.append(f"G{r} = []")
         items = [(c, f"G{r}.append({k})") for c, k in plan.goals[r]]
         lines.extend(
-            items_code(items, "s", writer.ref, deadline=plan.deadline, num=num, view=writer.view)
+            merged_appends(
+                items_code(
+                    items, "s", writer.ref, deadline=plan.deadline, num=num, view=writer.view
+                )
+            )
         )
         lines.append(f"G{r}.sort()")
     lines.append("return (" + "".join(f"G{r}, " for r in roles) + ")")
