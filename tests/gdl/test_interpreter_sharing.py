@@ -12,6 +12,7 @@ from server.gdl.interpreter.engine import NEXT_KEY, TRUE_KEY, move_rule_heads, t
 from server.gdl.interpreter.program import FlatRule, analyse, relation_key
 from server.gdl.parser import parse_gdl
 from server.gdl.state import State
+from server.gdl.terms import wrap
 
 MAZE = """
 (role walker)
@@ -257,3 +258,16 @@ def test_a_next_rule_of_a_variable_fluent_leaves_the_successor_to_group_its_fact
     context = engine._context(following)
     assert context.db[TRUE_KEY]._groups is None
     assert set(context.db[TRUE_KEY].group("cell")) == {(("cell", "a"),)}
+
+
+def test_public_moves_are_played_as_the_plain_moves_met_before() -> None:
+    engine, _ = components_of(MAZE)
+    first = engine.initial_state()
+    public = engine.legal_moves(first, "walker")[1]  # (go 3), as a public term
+    assert public == ("go", "3") and public.__class__ is not tuple
+    following = engine.next_state(first, [public])
+    assert following == engine.next_state(first, [("go", "3")])
+    plain = engine._plain_moves[public]
+    assert plain.__class__ is tuple and plain == ("go", "3")
+    assert engine._plain_move(wrap(("go", "3"))) is plain  # met before: not rebuilt
+    assert engine._plain_move(wrap("stay")).__class__ is str

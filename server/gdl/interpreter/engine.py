@@ -942,6 +942,7 @@ _BUDGET_STATE = (
     "_last_context",
     "_next_facts",
     "_next_heads",
+    "_plain_moves",
     "_previous",
     "_followed",
     "_legal_groups",
@@ -1033,6 +1034,8 @@ class Interpreter:
         """Per move component that holds ``next``: the head of the fluent each of its
         rules makes (None for a rule of another relation), or None when some ``next``
         rule's fluent is a variable."""
+        self._plain_moves: dict[RawTerm, RawTerm] = {}
+        """Moves met in public terms, each kept as plain values (see :meth:`_plain_move`)."""
         self._move_order = MoveOrder()
         """Per legal move seen: its rank in the public order and its public term (legal
         moves recur from state to state; building both anew took half the public API's
@@ -1869,6 +1872,18 @@ class Interpreter:
             return None
         return move if move.__class__ is str or move.__class__ is tuple else unwrap(move)
 
+    def _plain_move(self, move: RawTerm) -> RawTerm:
+        """A public move term as plain values: looked up among the moves met before (a
+        public term hashes and compares as its plain value does) rather than rebuilt
+        term by term."""
+        plain = self._plain_moves.get(move)
+        if plain is None:
+            plain = unwrap(move)
+            if len(self._plain_moves) >= MOVE_CACHE:
+                self._plain_moves.clear()
+            self._plain_moves[plain] = plain
+        return plain
+
     def _next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if len(moves) != len(self.roles):
             raise GdlError(f"expected {len(self.roles)} moves (one per role), got {len(moves)}")
@@ -1881,7 +1896,8 @@ class Interpreter:
         for move in raw:
             if move.__class__ is not str and move.__class__ is not tuple:
                 raw = tuple(
-                    m if m.__class__ is str or m.__class__ is tuple else unwrap(m) for m in moves
+                    m if m.__class__ is str or m.__class__ is tuple else self._plain_move(m)
+                    for m in moves
                 )
                 break
         db[DOES_KEY] = Relation(set(zip(roles, raw, strict=True)))
