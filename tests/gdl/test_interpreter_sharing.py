@@ -270,4 +270,5 @@ def test_public_moves_are_played_as_the_plain_moves_met_before() -> None:
     plain = engine._plain_moves[public]
     assert plain.__class__ is tuple and plain == ("go", "3")
     assert engine._plain_move(wrap(("go", "3"))) is plain  # met before: not rebuilt
+    assert engine.legal_move(first, "walker", wrap(("go", "3"))) is plain
     assert engine._plain_move(wrap("stay")).__class__ is str

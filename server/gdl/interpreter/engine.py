@@ -1870,7 +1870,7 @@ class Interpreter:
     def _legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
         if (role, move) not in self._legal(state).legal_facts:
             return None
-        return move if move.__class__ is str or move.__class__ is tuple else unwrap(move)
+        return move if move.__class__ is str or move.__class__ is tuple else self._plain_move(move)
 
     def _plain_move(self, move: RawTerm) -> RawTerm:
         """A public move term as plain values: looked up among the moves met before (a
