@@ -504,9 +504,9 @@ as written, 3,737 factored; 54,000 transitions a second against 39,000), pacman2
 (315,844 and 53,010; 24,800 against 19,400; raced within the 2.3 s that 7.2 s as written
 leave, :func:`_factored_rule_cap`) and four_way_battle (92,875 and 87,291; 11,600
 against 8,200), and slower for checkers (330,010 and 110,936; 11,400 against 27,200)
-and kalaha6x2x4 (97,899 and 109,767; 16,800 against 72,700). Below this size, factored was as fast or slower
-(pacman3p, 68,535 as written: 28,500 against 45,100; colonelBlotto, kalaha5x2x3), so no
-second compile is spent there."""
+and kalaha6x2x4 (97,899 and 109,767; 16,800 against 72,700). Below this size, factored
+was as fast or slower (pacman3p, 68,535 as written: 28,500 against 45,100; colonelBlotto,
+kalaha5x2x3), so no second compile is spent there."""
 FORM_RACE_SECONDS = 0.25
 """CPU time each form is timed at most in that race."""
 FORM_RACE_MIN_LEFT = 0.5
