@@ -217,8 +217,9 @@ class CompiledEngine:
             budgets: float = time_limit,
             state_tests: bool | None = None,
             until: float = deadline,
+            max_rules: int = max_ground_rules,
         ) -> tuple[Plan, dict[str, Any]]:
-            return _build(rules, max_ground_rules, budgets, until, caps, factored, state_tests)
+            return _build(rules, max_rules, budgets, until, caps, factored, state_tests)
 
         form = AS_WRITTEN
         with garbage_collection_paused():
@@ -250,8 +251,8 @@ class CompiledEngine:
             cap = min(max_ground_rules, _factored_rule_cap(plan, time_limit, spent))
             engine = _faster_form(
                 engine,
-                lambda: _build(
-                    rules, cap, factored_budget(time_limit), race_deadline, caps, True, None
+                lambda: attempt(
+                    True, factored_budget(time_limit), until=race_deadline, max_rules=cap
                 ),
             )
             engine.setup_seconds = time.thread_time() - start

@@ -654,9 +654,9 @@ class _Tabling:
 class _StateContext:
     """Relations computed for one state."""
 
-    __slots__ = ("db", "done", "derived", "legal", "legal_facts", "facts", "frozen")
+    __slots__ = ("db", "done", "derived", "legal", "legal_facts", "frozen")
 
-    def __init__(self, db: dict[RelationKey, Relation], facts: frozenset[RawTerm]) -> None:
+    def __init__(self, db: dict[RelationKey, Relation]) -> None:
         self.db = db
         self.done: set[int] = set()
         self.derived: set[RelationKey] = set()
@@ -664,7 +664,6 @@ class _StateContext:
         self.legal: dict[str, list[RawTerm]] | None = None
         self.legal_facts: set[tuple] | frozenset[tuple] = frozenset()
         """The facts of ``legal`` (role and move), once :attr:`legal` is worked out."""
-        self.facts = facts
         self.frozen: dict[str, frozenset[tuple]] = {}
 
     def facts_of(self, heads: tuple[str, ...]) -> tuple[frozenset[tuple], ...]:
@@ -1704,10 +1703,10 @@ class Interpreter:
                 fluent = compiled.rule.head[1]
                 head = fluent[0] if fluent.__class__ is tuple else fluent
                 if head.startswith("?"):
-                    heads = []
-                    break
+                    break  # a variable fluent: its head is known only per fact
                 heads.append(head)
-            found = tuple(heads) if heads else None
+            else:
+                found = tuple(heads)
         self._next_heads[index] = found
         return found
 
@@ -1726,7 +1725,7 @@ class Interpreter:
         else:
             db[TRUE_KEY] = Relation(made[0], made[1])
         self._follow_previous((TRUE_KEY,), db)
-        context = _StateContext(db, state.facts)
+        context = _StateContext(db)
         self._contexts[state] = context
         if len(self._contexts) > CACHED_STATES:
             release_tables(self._contexts.popitem(last=False)[1].db, self._demand)
