@@ -5,11 +5,13 @@ compiled engine must agree with the interpreter on every joint move of every sta
 it can reach. Covers the generated parts of the next-state function: fluents kept
 unless a move kills them (frame rules), fluents set by one move (per-move tables, also when one any-of test joins the fluent
 and several roles' moves),
-fluents always true, rules dispatched on one move among many, and rules that test
-the state only.
+fluents always true, rules dispatched on one move among many, rules that test
+the state only, and fluents set when any of several fluents at the same distances holds.
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from compiled_checks import reachable_states, state_disagreements
@@ -118,6 +120,29 @@ PITS = """
 (goal p 100)
 """
 
+TRAILS = """
+(role a) (role b)
+(init (at a 1)) (init (at b 8)) (init (step 0)) (init power)
+(adj 1 2) (adj 2 3) (adj 3 4) (adj 4 5) (adj 5 6) (adj 6 7) (adj 7 8)
+(<= (adj ?y ?x) (adj ?x ?y))
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5) (succ 5 6)
+(<= (legal ?r (move ?y)) (true (at ?r ?x)) (adj ?x ?y))
+(<= (legal ?r stay) (role ?r))
+(<= (next (at ?r ?y)) (does ?r (move ?y)))
+(<= (next (at ?r ?x)) (true (at ?r ?x)) (does ?r stay))
+; a cell stays visited, or is visited when either player is on it: each cell's
+; visited fluent is set from any of three fluents, all at the same distances from it
+(<= (next (visited ?c)) (true (visited ?c)))
+(<= (next (visited ?c)) (true (at ?r ?c)))
+(<= (next (glow ?c)) (true power) (true (at ?r ?c)))
+(<= (next power) (not (true power)))
+(<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+(<= terminal (true (step 6)))
+(<= (goal a 100) (true (visited 4)))
+(<= (goal a 0) (not (true (visited 4))))
+(goal b 50)
+"""
+
 
 def _state(*facts: str) -> State:
     return State(parse_term(fact) for fact in facts)
@@ -203,10 +228,22 @@ def test_copied_and_shifted_fluents_are_set_by_one_mask_operation_each() -> None
     }  # fmt: skip
 
 
+def test_fluents_set_from_any_of_several_at_the_same_distances_are_set_by_shifting() -> None:
+    engine = CompiledEngine.from_rules(parse_gdl(TRAILS))
+    assert re.search(r"n \|= \(X \| X >> \d+ \| X >> \d+\) & \d+", engine.source)
+    before = _state("(at a 3)", "(at b 6)", "(visited 1)", "(visited 3)", "(step 2)")
+    assert _next(TRAILS, before, "(move 4)", "stay") == {
+        "(at a 4)", "(at b 6)", "(visited 1)", "(visited 3)", "(visited 6)", "(step 3)", "power"
+    }  # fmt: skip
+    assert _next(TRAILS, _state("(at a 2)", "(at b 2)", "power"), "stay", "(move 1)") == {
+        "(at a 2)", "(at b 1)", "(visited 2)", "(glow 2)"
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "text",
-    [LAMPS, MEETING, WALLS, MARKS, PITS],
-    ids=["lamps", "meeting", "walls", "marks", "pits"],
+    [LAMPS, MEETING, WALLS, MARKS, PITS, TRAILS],
+    ids=["lamps", "meeting", "walls", "marks", "pits", "trails"],
 )
 def test_every_joint_move_of_every_reachable_state_agrees_with_the_interpreter(
     text: str,

@@ -1227,10 +1227,15 @@ def _set_actions(
     one under each move."""
     copies: dict[tuple[Conj, int], list[int]] = {}
     actions: list[tuple[Conj | None, str]] = []
+    any_copies: dict[tuple[Conj, tuple[int, ...]], list[tuple[Conj, int]]] = {}
     for body, bit in bodies:
         copy = _copy(body, bit, fluent_mask)
         if copy is None:
-            actions.append((body, f"n |= {num(bit)}"))
+            any_copy = _any_copy(body, bit, fluent_mask)
+            if any_copy is None:
+                actions.append((body, f"n |= {num(bit)}"))
+            else:
+                any_copies.setdefault(any_copy, []).append((body, bit))
             continue
         condition, distance, source = copy
         copies.setdefault((condition, distance), []).append(source)
@@ -1248,7 +1253,57 @@ def _set_actions(
         elif distance < 0:
             copied = f"({copied}) << {-distance}"
         actions.append((condition or None, f"n |= {copied}"))
+    for (condition, distances), members in any_copies.items():
+        if len(members) < ANY_COPY_MIN_PER_DISTANCE * len(distances):
+            actions += [(body, f"n |= {num(bit)}") for body, bit in members]
+            continue
+        targets = 0
+        for _, bit in members:
+            targets |= bit
+        shifted = " | ".join(_shifted(var, distance) for distance in distances)
+        actions.append((condition or None, f"n |= ({shifted}) & {num(targets)}"))
     return actions
+
+
+ANY_COPY_MIN_PER_DISTANCE = 2
+"""Fluents set from any of the fluents at the same distances, under the same other
+literals, per distance, from which they are set by shifting (:func:`_any_copy`): each
+distance costs a shift and an OR of the whole state, each fluent set one by one a
+test and an OR."""
+
+
+def _any_copy(body: Conj, bit: int, fluent_mask: int) -> tuple[Conj, tuple[int, ...]] | None:
+    """How a body sets ``bit`` when any of several fluents holds, if it does: its other
+    literals, and the bits each of those fluents lies above ``bit`` (below, when
+    negative). A cell visited stays visited, or is visited when a player is on it now:
+    tron_10x10's 144 cells each tested three fluents at the same distances from it, one
+    ``if`` per cell, where three shifts of the state set them all."""
+    found: Lit | None = None
+    for literal in body:
+        kind, value = literal
+        if kind == "a" and not value & ~fluent_mask:
+            if found is not None:
+                return None
+            found = literal
+    if found is None:
+        return None
+    at = bit.bit_length()
+    value = found[1]
+    distances = []
+    while value:
+        lowest = value & -value
+        distances.append(lowest.bit_length() - at)
+        value ^= lowest
+    return body - {found}, tuple(distances)
+
+
+def _shifted(var: str, distance: int) -> str:
+    """``var`` moved down by ``distance`` bits (up, when negative)."""
+    if distance > 0:
+        return f"{var} >> {distance}"
+    if distance < 0:
+        return f"{var} << {-distance}"
+    return var
 
 
 def _copy(body: Conj, bit: int, fluent_mask: int) -> tuple[Conj, int, int] | None:
@@ -1331,11 +1386,13 @@ def next_body_chars(plan: Plan) -> int:
     """The characters of the next-state rule bodies left to code, each written out on
     its own: the numbers of its literals and the fluent it sets, and a few characters
     around each (counted, not generated); the fluents copied under the same literals
-    (:func:`_set_actions`) count once."""
+    (:func:`_set_actions`) count once, and so do the fluents set by shifting from any of
+    the fluents at the same distances."""
     assert plan.next is not None
     fluent_mask = (1 << len(plan.network.fluents)) - 1
     copies: set[tuple[Conj, int]] = set()
-    total = 0
+    any_copies: dict[tuple[Conj, tuple[int, ...]], int] = {}
+    written: list[tuple[Conj, int, tuple[Conj, tuple[int, ...]] | None]] = []
     for body, bit in plan.next.general:
         copy = _copy(body, bit, fluent_mask)
         if copy is not None:  # copies under the same literals are one action
@@ -1343,6 +1400,21 @@ def next_body_chars(plan: Plan) -> int:
             if key in copies:
                 continue
             copies.add(key)
+            written.append((body, bit, None))
+            continue
+        any_copy = _any_copy(body, bit, fluent_mask)
+        if any_copy is not None:
+            any_copies[any_copy] = any_copies.get(any_copy, 0) + 1
+        written.append((body, bit, any_copy))
+    total = 0
+    shifted: set[tuple[Conj, tuple[int, ...]]] = set()
+    for body, bit, any_copy in written:
+        if any_copy is not None and any_copies[any_copy] >= ANY_COPY_MIN_PER_DISTANCE * len(
+            any_copy[1]
+        ):
+            if any_copy in shifted:
+                continue
+            shifted.add(any_copy)
         total += _digits(bit) + 10 + sum(_digits(value) + 4 for _, value in body)
     return total
 
