@@ -70,7 +70,7 @@ def test_a_relation_small_for_many_states_becomes_light() -> None:
     big = component_of(engine, "big", 2)
     assert big in engine._light
     assert big in engine._plain  # evaluated without the per-component checks
-    assert engine._plain[big][2] == STATE_MATERIALISE_BUDGET  # checked against a quarter of it
+    assert engine._plain[big][2] == STATE_MATERIALISE_BUDGET  # checked against a LIGHT_SHARE of it
 
 
 def test_a_light_relation_that_grows_past_the_budget_gives_the_same_answers(
@@ -95,3 +95,29 @@ def test_past_the_budget_the_light_relation_is_no_longer_light_or_plain() -> Non
     assert big not in engine._light
     assert big not in engine._plain
     assert ("big", 2) in engine._demand  # 1,600 facts: computed on demand since
+
+
+MIDDLING_SIDE = 11
+MIDDLING = f"""
+(role counter)
+(init (step 0))
+{" ".join(f"(succ {n} {n + 1})" for n in range(LAST))}
+{" ".join(f"(num {k})" for k in range(MIDDLING_SIDE))}
+(<= (middling ?k ?j) (true (step ?n)) (num ?k) (num ?j))
+(<= (legal counter tick) (middling 1 2))
+(<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
+(<= terminal (true (step {LAST})))
+(goal counter 100)
+"""
+"""``middling`` holds MIDDLING_SIDE squared facts in every state: 121, two fifths of the
+small budget."""
+
+
+def test_a_relation_within_half_the_budget_becomes_light() -> None:
+    assert STATE_MATERIALISE_BUDGET / 2 > MIDDLING_SIDE**2 > STATE_MATERIALISE_BUDGET / 4
+    engine = Interpreter(parse_gdl(MIDDLING))
+    state = engine.initial_state()
+    for _ in range(SHARE_TRIAL + 2):
+        assert engine.legal_moves(state, "counter") == ["tick"]
+        state = engine.next_state(state, [parse_term("tick")])
+    assert component_of(engine, "middling", 2) in engine._light
