@@ -134,6 +134,8 @@ TRAILS = """
 ; visited fluent is set from any of three fluents, all at the same distances from it
 (<= (next (visited ?c)) (true (visited ?c)))
 (<= (next (visited ?c)) (true (at ?r ?c)))
+; a cell glows while the power is on and a player stands on it: either fluent may be
+; copied, the other joining the condition; the cells share the power
 (<= (next (glow ?c)) (true power) (true (at ?r ?c)))
 (<= (next power) (not (true power)))
 (<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
@@ -238,6 +240,17 @@ def test_fluents_set_from_any_of_several_at_the_same_distances_are_set_by_shifti
     assert _next(TRAILS, _state("(at a 2)", "(at b 2)", "power"), "stay", "(move 1)") == {
         "(at a 2)", "(at b 1)", "(visited 2)", "(glow 2)"
     }  # fmt: skip
+
+
+def test_fluents_copied_under_another_fluent_are_grouped_by_the_one_they_share() -> None:
+    source = CompiledEngine.from_rules(parse_gdl(TRAILS)).source
+    next_code = source[source.index("def next(") : source.index("def playout(")]
+    assert re.findall(r"if X & \d+:\n\s+n \|= \d+\n", next_code) == []  # no cell one by one
+    assert len(re.findall(r"n \|= \(X & \d+\) >> \d+", next_code)) == 2  # one shift a player
+    before = _state("(at a 3)", "(at b 6)", "power", "(glow 1)")
+    assert {"(glow 3)", "(glow 6)"} == {
+        fact for fact in _next(TRAILS, before, "stay", "stay") if fact.startswith("(glow")
+    }
 
 
 @pytest.mark.parametrize(

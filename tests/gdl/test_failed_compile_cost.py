@@ -55,15 +55,19 @@ def capped(monkeypatch: pytest.MonkeyPatch, next_body_chars: int) -> None:
 
 def shifting_counter(cells: int) -> str:
     """One token moving along ``cells`` cells: every cell's next state is a rule body of
-    its own (not a persist or move table), and the game has over 1,024 named atoms."""
+    its own (not a persist or move table, nor a shift of the state: a cell is seen once
+    the token is on the cell mirroring it, at a distance of its own), and the game has
+    over 1,024 named atoms."""
     succ = " ".join(f"(succ {i} {i + 1})" for i in range(cells - 1))
+    mirror = " ".join(f"(mirror {i} {cells - 1 - i})" for i in range(cells))
     return f"""
     (role r)
     (init (cell 0))
     {succ}
+    {mirror}
     (<= (legal r step) (true (cell ?x)))
     (<= (next (cell ?y)) (true (cell ?x)) (succ ?x ?y) (does r step))
-    (<= (next (seen ?x)) (true (cell ?x)))
+    (<= (next (seen ?x)) (true (cell ?y)) (mirror ?x ?y))
     (<= (next (seen ?x)) (true (seen ?x)))
     (<= (far ?x) (true (seen ?x)) (true (cell ?x)))
     (<= terminal (true (cell {cells - 1})))

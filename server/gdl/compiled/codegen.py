@@ -27,8 +27,9 @@ import heapq
 import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import CodeType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 from .code_limits import (
     WIDE_NUMBER_BITS,
@@ -1224,28 +1225,19 @@ def _set_actions(
     action, ``n |= X & M`` (shifted), instead of one ``if`` per fluent. A pit's count that
     stays as it is unless the pit is sown, a piece that keeps its square, a counter that
     goes up by one: kalaha5x2x3's next-state code tested and set 90 such fluents one by
-    one under each move."""
-    copies: dict[tuple[Conj, int], list[int]] = {}
-    actions: list[tuple[Conj | None, str]] = []
-    any_copies: dict[tuple[Conj, tuple[int, ...]], list[tuple[Conj, int]]] = {}
-    for body, bit in bodies:
-        copy = _copy(body, bit, fluent_mask)
-        if copy is None:
-            any_copy = _any_copy(body, bit, fluent_mask)
-            if any_copy is None:
-                actions.append((body, f"n |= {num(bit)}"))
-            else:
-                any_copies.setdefault(any_copy, []).append((body, bit))
-            continue
-        condition, distance, source = copy
-        copies.setdefault((condition, distance), []).append(source)
-    for (condition, distance), sources in copies.items():
-        if len(sources) == 1:
-            source = sources[0]
+    one under each move. So do the fluents set from any of several fluents at the same
+    distances (:func:`_any_copy`)."""
+    groups = _group_sets(bodies, fluent_mask)
+    actions: list[tuple[Conj | None, str]] = [
+        (body, f"n |= {num(bit)}") for body, bit in groups.one_by_one
+    ]
+    for (condition, distance), members in groups.copies.items():
+        if len(members) == 1:
+            source = members[0][2]
             actions.append((condition | {("p", source)}, f"n |= {num(_moved(source, distance))}"))
             continue
         mask = 0
-        for source in sources:
+        for _, _, source in members:
             mask |= source
         copied = f"{var} & {num(mask)}"
         if distance > 0:
@@ -1253,16 +1245,73 @@ def _set_actions(
         elif distance < 0:
             copied = f"({copied}) << {-distance}"
         actions.append((condition or None, f"n |= {copied}"))
-    for (condition, distances), members in any_copies.items():
-        if len(members) < ANY_COPY_MIN_PER_DISTANCE * len(distances):
-            actions += [(body, f"n |= {num(bit)}") for body, bit in members]
-            continue
+    for (condition, distances), any_members in groups.any_copies.items():
         targets = 0
-        for _, bit in members:
+        for _, bit in any_members:
             targets |= bit
         shifted = " | ".join(_shifted(var, distance) for distance in distances)
         actions.append((condition or None, f"n |= ({shifted}) & {num(targets)}"))
     return actions
+
+
+CopyKey: TypeAlias = tuple[Conj, int]
+"""The other literals of a body that copies a fluent, and the bits it moves down by."""
+AnyCopyKey: TypeAlias = tuple[Conj, tuple[int, ...]]
+"""The other literals of a body that sets a fluent from any of several, and their
+distances (:func:`_any_copy`)."""
+
+
+@dataclass
+class _SetGroups:
+    """Next-state rule bodies grouped by how :func:`_set_actions` codes them."""
+
+    copies: dict[CopyKey, list[tuple[Conj, int, int]]]
+    """Bodies that copy a fluent (body, bit set, fluent copied), by their other literals
+    and distance."""
+    any_copies: dict[AnyCopyKey, list[tuple[Conj, int]]]
+    """Bodies that set a fluent from any of several, in groups large enough to shift."""
+    one_by_one: list[tuple[Conj, int]]
+    """The rest (body, bit set)."""
+
+
+def _group_sets(bodies: list[tuple[Conj, int]], fluent_mask: int) -> _SetGroups:
+    """Group next-state rule bodies into copies, any-copies and the rest. A body that
+    holds two fluents or more besides its own (a cell lit while the power is on and a
+    player stands on it) may copy either, the other joining its other literals: it
+    copies the one whose group (other literals and distance) the most bodies share."""
+    copies: dict[CopyKey, list[tuple[Conj, int, int]]] = {}
+    any_copies: dict[AnyCopyKey, list[tuple[Conj, int]]] = {}
+    one_by_one: list[tuple[Conj, int]] = []
+    either: list[tuple[Conj, int, list[tuple[Conj, int, int]]]] = []
+    for body, bit in bodies:
+        candidates = _copy_candidates(body, bit, fluent_mask)
+        if len(candidates) == 1:
+            condition, distance, source = candidates[0]
+            copies.setdefault((condition, distance), []).append((body, bit, source))
+        elif candidates:
+            either.append((body, bit, candidates))
+        else:
+            any_copy = _any_copy(body, bit, fluent_mask)
+            if any_copy is None:
+                one_by_one.append((body, bit))
+            else:
+                any_copies.setdefault(any_copy, []).append((body, bit))
+    if either:
+        shared: dict[CopyKey, int] = {}
+        for _, _, candidates in either:
+            for condition, distance, _ in candidates:
+                shared[condition, distance] = shared.get((condition, distance), 0) + 1
+        for body, bit, candidates in either:
+            condition, distance, source = max(
+                candidates,
+                key=lambda c: (len(copies.get(c[:2], ())) + shared[c[:2]], -c[2]),
+            )
+            copies.setdefault((condition, distance), []).append((body, bit, source))
+    for key, members in list(any_copies.items()):
+        if len(members) < ANY_COPY_MIN_PER_DISTANCE * len(key[1]):
+            one_by_one += members
+            del any_copies[key]
+    return _SetGroups(copies, any_copies, one_by_one)
 
 
 ANY_COPY_MIN_PER_DISTANCE = 2
@@ -1306,20 +1355,20 @@ def _shifted(var: str, distance: int) -> str:
     return var
 
 
-def _copy(body: Conj, bit: int, fluent_mask: int) -> tuple[Conj, int, int] | None:
-    """How a body copies a fluent into ``bit``, if it does: its other literals, the bits
-    the fluent moves down by, and the fluent. The fluent is ``bit`` itself when the body
-    holds it, else the body's one positive fluent literal, if it has exactly one."""
-    source = bit if ("p", bit) in body else None
-    if source is None:
-        for kind, value in body:
-            if kind == "p" and value & fluent_mask and not value & (value - 1):
-                if source is not None:
-                    return None
-                source = value
-        if source is None:
-            return None
-    return body - {("p", source)}, source.bit_length() - bit.bit_length(), source
+def _copy_candidates(body: Conj, bit: int, fluent_mask: int) -> list[tuple[Conj, int, int]]:
+    """How a body may copy a fluent into ``bit``: per fluent it may copy, its other
+    literals, the bits the fluent moves down by, and the fluent (in the order of the
+    fluents). The fluent is ``bit`` itself when the body holds it, else any positive
+    fluent literal of the body."""
+    if ("p", bit) in body:
+        return [(body - {("p", bit)}, 0, bit)]
+    sources = sorted(
+        value
+        for kind, value in body
+        if kind == "p" and value & fluent_mask and not value & (value - 1)
+    )
+    at = bit.bit_length()
+    return [(body - {("p", source)}, source.bit_length() - at, source) for source in sources]
 
 
 def _moved(source: int, distance: int) -> int:
@@ -1389,34 +1438,13 @@ def next_body_chars(plan: Plan) -> int:
     (:func:`_set_actions`) count once, and so do the fluents set by shifting from any of
     the fluents at the same distances."""
     assert plan.next is not None
-    fluent_mask = (1 << len(plan.network.fluents)) - 1
-    copies: set[tuple[Conj, int]] = set()
-    any_copies: dict[tuple[Conj, tuple[int, ...]], int] = {}
-    written: list[tuple[Conj, int, tuple[Conj, tuple[int, ...]] | None]] = []
-    for body, bit in plan.next.general:
-        copy = _copy(body, bit, fluent_mask)
-        if copy is not None:  # copies under the same literals are one action
-            key = copy[:2]
-            if key in copies:
-                continue
-            copies.add(key)
-            written.append((body, bit, None))
-            continue
-        any_copy = _any_copy(body, bit, fluent_mask)
-        if any_copy is not None:
-            any_copies[any_copy] = any_copies.get(any_copy, 0) + 1
-        written.append((body, bit, any_copy))
-    total = 0
-    shifted: set[tuple[Conj, tuple[int, ...]]] = set()
-    for body, bit, any_copy in written:
-        if any_copy is not None and any_copies[any_copy] >= ANY_COPY_MIN_PER_DISTANCE * len(
-            any_copy[1]
-        ):
-            if any_copy in shifted:
-                continue
-            shifted.add(any_copy)
-        total += _digits(bit) + 10 + sum(_digits(value) + 4 for _, value in body)
-    return total
+    groups = _group_sets(plan.next.general, (1 << len(plan.network.fluents)) - 1)
+    written = [members[0][:2] for members in groups.copies.values()]
+    written += [members[0] for members in groups.any_copies.values()]
+    written += groups.one_by_one
+    return sum(
+        _digits(bit) + 10 + sum(_digits(value) + 4 for _, value in body) for body, bit in written
+    )
 
 
 def check_predicted_size(plan: Plan) -> None:
