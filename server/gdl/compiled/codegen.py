@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, NamedTuple, TypeAlias, cast
 
 from .code_limits import (
     WIDE_NUMBER_BITS,
@@ -1192,6 +1192,33 @@ def _next_lines(
         )
     lines = [f"n = {' | '.join(parts) or '0'}"]
     # rule bodies that need one particular move: dispatch on the move index
+    groups = _next_groups(plan, roles)
+    for r, moves in sorted(groups.by_move.items()):
+        actions = {j: _set_actions(found, var, num) for j, found in moves.items()}
+        lines += _dispatch(
+            f"m{r}", sorted(moves), actions, var, writer.ref, plan.deadline, num, writer.view
+        )
+    others = _set_actions(groups.rest, var, num)
+    lines += items_code(others, var, writer.ref, deadline=plan.deadline, num=num, view=writer.view)
+    return lines
+
+
+@dataclass
+class _NextGroups:
+    """The next-state rule bodies left to code, grouped (:func:`_group_sets`)."""
+
+    by_move: dict[int, dict[int, _SetGroups]]
+    """Per role and move: the bodies dispatched on it (without the move's literal)."""
+    rest: _SetGroups
+    """The bodies that test no move."""
+
+
+def _next_groups(plan: Plan, roles: list[int]) -> _NextGroups:
+    """The next-state rule bodies left to code, by the role and move they are dispatched
+    on, grouped; worked out once per plan (:attr:`Plan.next_groups`)."""
+    if plan.next_groups is not None:
+        return cast(_NextGroups, plan.next_groups)
+    assert plan.next is not None
     owner: dict[int, tuple[int, int]] = {}
     network = plan.network
     for r in roles:
@@ -1200,34 +1227,32 @@ def _next_lines(
     by_move: dict[int, dict[int, list[tuple[Conj, int]]]] = {}
     rest: list[tuple[Conj, int]] = []
     fluent_mask = (1 << len(network.fluents)) - 1
-    for body, bit in tables.general:
+    for body, bit in plan.next.general:
         key = _move_key(body, fluent_mask)
         if key is None:
             rest.append((body, bit))
             continue
         r, j = owner[key[1]]
         by_move.setdefault(r, {}).setdefault(j, []).append((body - {key}, bit))
-    for r, moves in sorted(by_move.items()):
-        actions = {j: _set_actions(bodies, var, fluent_mask, num) for j, bodies in moves.items()}
-        lines += _dispatch(
-            f"m{r}", sorted(moves), actions, var, writer.ref, plan.deadline, num, writer.view
-        )
-    others = _set_actions(rest, var, fluent_mask, num)
-    lines += items_code(others, var, writer.ref, deadline=plan.deadline, num=num, view=writer.view)
-    return lines
+    groups = _NextGroups(
+        {
+            r: {j: _group_sets(bodies, fluent_mask) for j, bodies in moves.items()}
+            for r, moves in by_move.items()
+        },
+        _group_sets(rest, fluent_mask),
+    )
+    plan.next_groups = groups
+    return groups
 
 
-def _set_actions(
-    bodies: list[tuple[Conj, int]], var: str, fluent_mask: int, num: Number
-) -> list[tuple[Conj | None, str]]:
+def _set_actions(groups: _SetGroups, var: str, num: Number) -> list[tuple[Conj | None, str]]:
     """The next-state rule bodies as actions under conditions; those that copy a fluent
     (or move it by the same number of bits) under the same other literals become one
     action, ``n |= X & M`` (shifted), instead of one ``if`` per fluent. A pit's count that
     stays as it is unless the pit is sown, a piece that keeps its square, a counter that
     goes up by one: kalaha5x2x3's next-state code tested and set 90 such fluents one by
     one under each move. So do the fluents set from any of several fluents at the same
-    distances (:func:`_any_copy`)."""
-    groups = _group_sets(bodies, fluent_mask)
+    distances (:func:`_any_copy`); ``groups``: the bodies grouped so (:func:`_group_sets`)."""
     actions: list[tuple[Conj | None, str]] = [
         (body, f"n |= {num(bit)}") for body, bit in groups.one_by_one
     ]
@@ -1282,13 +1307,27 @@ def _group_sets(bodies: list[tuple[Conj, int]], fluent_mask: int) -> _SetGroups:
     copies: dict[CopyKey, list[tuple[Conj, int, int]]] = {}
     any_copies: dict[AnyCopyKey, list[tuple[Conj, int]]] = {}
     one_by_one: list[tuple[Conj, int]] = []
-    either: list[tuple[Conj, int, list[tuple[Conj, int, int]]]] = []
+    either: list[tuple[Conj, int, list[tuple[CopyKey, int]]]] = []
     for body, bit in bodies:
-        candidates = _copy_candidates(body, bit, fluent_mask)
-        if len(candidates) == 1:
-            condition, distance, source = candidates[0]
-            copies.setdefault((condition, distance), []).append((body, bit, source))
-        elif candidates:
+        if ("p", bit) in body:  # the fluent itself, kept
+            key: CopyKey = (body - {("p", bit)}, 0)
+            copies.setdefault(key, []).append((body, bit, bit))
+            continue
+        sources = [
+            value
+            for kind, value in body
+            if kind == "p" and value & fluent_mask and not value & (value - 1)
+        ]
+        if len(sources) == 1:
+            source = sources[0]
+            key = (body - {("p", source)}, source.bit_length() - bit.bit_length())
+            copies.setdefault(key, []).append((body, bit, source))
+        elif sources:
+            sources.sort()
+            at = bit.bit_length()
+            candidates = [
+                ((body - {("p", source)}, source.bit_length() - at), source) for source in sources
+            ]
             either.append((body, bit, candidates))
         else:
             any_copy = _any_copy(body, bit, fluent_mask)
@@ -1299,18 +1338,20 @@ def _group_sets(bodies: list[tuple[Conj, int]], fluent_mask: int) -> _SetGroups:
     if either:
         shared: dict[CopyKey, int] = {}
         for _, _, candidates in either:
-            for condition, distance, _ in candidates:
-                shared[condition, distance] = shared.get((condition, distance), 0) + 1
+            for key, _ in candidates:
+                shared[key] = shared.get(key, 0) + 1
         for body, bit, candidates in either:
-            condition, distance, source = max(
-                candidates,
-                key=lambda c: (len(copies.get(c[:2], ())) + shared[c[:2]], -c[2]),
-            )
-            copies.setdefault((condition, distance), []).append((body, bit, source))
-    for key, members in list(any_copies.items()):
-        if len(members) < ANY_COPY_MIN_PER_DISTANCE * len(key[1]):
+            best = -1
+            for key, source in candidates:  # the first of the most shared, on a tie
+                found = copies.get(key)
+                score = shared[key] + (len(found) if found else 0)
+                if score > best:
+                    best, chosen, chosen_source = score, key, source
+            copies.setdefault(chosen, []).append((body, bit, chosen_source))
+    for any_key, members in list(any_copies.items()):
+        if len(members) < ANY_COPY_MIN_PER_DISTANCE * len(any_key[1]):
             one_by_one += members
-            del any_copies[key]
+            del any_copies[any_key]
     return _SetGroups(copies, any_copies, one_by_one)
 
 
@@ -1353,22 +1394,6 @@ def _shifted(var: str, distance: int) -> str:
     if distance < 0:
         return f"{var} << {-distance}"
     return var
-
-
-def _copy_candidates(body: Conj, bit: int, fluent_mask: int) -> list[tuple[Conj, int, int]]:
-    """How a body may copy a fluent into ``bit``: per fluent it may copy, its other
-    literals, the bits the fluent moves down by, and the fluent (in the order of the
-    fluents). The fluent is ``bit`` itself when the body holds it, else any positive
-    fluent literal of the body."""
-    if ("p", bit) in body:
-        return [(body - {("p", bit)}, 0, bit)]
-    sources = sorted(
-        value
-        for kind, value in body
-        if kind == "p" and value & fluent_mask and not value & (value - 1)
-    )
-    at = bit.bit_length()
-    return [(body - {("p", source)}, source.bit_length() - at, source) for source in sources]
 
 
 def _moved(source: int, distance: int) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from .code_limits import MAX_MOVE_GATE_BODIES, CodeCaps
 from .errors import check_deadline
@@ -105,6 +106,10 @@ class Plan:
     """Each gate's bodies that are tested by shifting, as (distances, lowest bits) groups,
     and the rest, worked out once for all the functions that compute the gate (see
     :func:`server.gdl.compiled.codegen.join_groups`)."""
+    next_groups: Any = None
+    """The next-state rule bodies left to code, per role and move and those that test no
+    move, grouped into copies, any-copies and the rest, worked out once for the ``next``
+    and ``playout`` functions (see :func:`server.gdl.compiled.codegen._next_groups`)."""
     volatile: int = 0
 
     def uses(self, gate_ids: set[int]) -> Counter:
