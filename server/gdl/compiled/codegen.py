@@ -1192,7 +1192,7 @@ def _next_lines(
         )
     lines = [f"n = {' | '.join(parts) or '0'}"]
     # rule bodies that need one particular move: dispatch on the move index
-    groups = _next_groups(plan, roles)
+    groups = _next_groups(plan)
     for r, moves in sorted(groups.by_move.items()):
         actions = {j: _set_actions(found, var, num) for j, found in moves.items()}
         lines += _dispatch(
@@ -1213,15 +1213,16 @@ class _NextGroups:
     """The bodies that test no move."""
 
 
-def _next_groups(plan: Plan, roles: list[int]) -> _NextGroups:
+def _next_groups(plan: Plan) -> _NextGroups:
     """The next-state rule bodies left to code, by the role and move they are dispatched
-    on, grouped; worked out once per plan (:attr:`Plan.next_groups`)."""
+    on, grouped; worked out once per plan (:attr:`Plan.next_groups`) for the size count
+    and the ``next`` and ``playout`` functions."""
     if plan.next_groups is not None:
         return cast(_NextGroups, plan.next_groups)
     assert plan.next is not None
     owner: dict[int, tuple[int, int]] = {}
     network = plan.network
-    for r in roles:
+    for r in range(len(network.roles)):
         for j in range(len(network.moves[r])):
             owner[network.does_bit(r, j)] = (r, j)
     by_move: dict[int, dict[int, list[tuple[Conj, int]]]] = {}
@@ -1458,17 +1459,27 @@ def _digits(number: int) -> int:
 
 def next_body_chars(plan: Plan) -> int:
     """The characters of the next-state rule bodies left to code, each written out on
-    its own: the numbers of its literals and the fluent it sets, and a few characters
-    around each (counted, not generated); the fluents copied under the same literals
-    (:func:`_set_actions`) count once, and so do the fluents set by shifting from any of
-    the fluents at the same distances."""
-    assert plan.next is not None
-    groups = _group_sets(plan.next.general, (1 << len(plan.network.fluents)) - 1)
+    its own: the numbers of its literals (the move it is dispatched on included) and the
+    fluent it sets, and a few characters around each (counted, not generated); the
+    fluents copied under the same literals (:func:`_set_actions`) count once, and so do
+    the fluents set by shifting from any of the fluents at the same distances."""
+    groups = _next_groups(plan)
+    total = _written_chars(groups.rest)
+    for r, moves in groups.by_move.items():
+        for j, found in moves.items():
+            move_chars = _digits(plan.network.does_bit(r, j)) + 4
+            total += _written_chars(found, move_chars)
+    return total
+
+
+def _written_chars(groups: _SetGroups, extra: int = 0) -> int:
+    """:func:`next_body_chars` of one move's bodies, ``extra`` more each."""
     written = [members[0][:2] for members in groups.copies.values()]
     written += [members[0] for members in groups.any_copies.values()]
     written += groups.one_by_one
     return sum(
-        _digits(bit) + 10 + sum(_digits(value) + 4 for _, value in body) for body, bit in written
+        _digits(bit) + 10 + extra + sum(_digits(value) + 4 for _, value in body)
+        for body, bit in written
     )
 
 

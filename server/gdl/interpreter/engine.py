@@ -942,8 +942,6 @@ _BUDGET_STATE = (
     "_last_state",
     "_last_context",
     "_next_facts",
-    "_next_heads",
-    "_plain_moves",
     "_previous",
     "_followed",
     "_legal_groups",
@@ -1034,9 +1032,11 @@ class Interpreter:
         self._next_heads: dict[int, tuple[RawTerm | None, ...] | None] = {}
         """Per move component that holds ``next``: the head of the fluent each of its
         rules makes (None for a rule of another relation), or None when some ``next``
-        rule's fluent is a variable."""
+        rule's fluent is a variable (the rules' own, whatever the budget: shared with a
+        copy that tries another)."""
         self._plain_moves: dict[RawTerm, RawTerm] = {}
-        """Moves met in public terms, each kept as plain values (see :meth:`_plain_move`)."""
+        """Moves met in public terms, each kept as plain values (see :meth:`_plain_move`;
+        shared with a copy that tries another budget)."""
         self._move_order = MoveOrder()
         """Per legal move seen: its rank in the public order and its public term (legal
         moves recur from state to state; building both anew took half the public API's
@@ -1397,7 +1397,6 @@ class Interpreter:
         other._contexts = OrderedDict()
         other._last_state = other._last_context = None
         other._next_facts = {}
-        other._next_heads = {}
         other._previous = {}
         other._followed = dict(self._followed)
         other._legal_groups = {}
@@ -1644,8 +1643,8 @@ class Interpreter:
         db.update(relations)
         rules = self._rules_of(component)
         heads = self._fluent_heads(component, rules)
+        # per fluent head: a set kept for sharing, or one made for this state
         groups: dict[RawTerm, set | frozenset] = {}
-        """Per fluent head: a set kept for sharing, or one made for this state."""
         for number in self._rules_for(component, matched):
             compiled = rules[number]
             target = relations[compiled.head_key].facts
