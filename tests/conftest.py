@@ -18,6 +18,8 @@ import pytest
 from pgcluster import create_database, find_bindir, postgres_cluster
 from shared_material import SHARED, absent
 
+from server.gdl.game import forget_compiled_engines
+
 _numbers = itertools.count()
 
 
@@ -87,8 +89,11 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     A compiled game is a generated module whose functions refer to its namespace: a
     cycle that only the cyclic collector frees, and its oldest generation runs seldom.
     Over the corpus tests a worker grew past 10 GB that way, two of them most of a
-    24 GB machine; collected and trimmed here, one peaked under 3 GB."""
+    24 GB machine; collected and trimmed here, one peaked under 3 GB. The compiled
+    engines the process keeps for later loads of the same rules are forgotten after each
+    test, so that every test compiles what it loads, as a fresh process would."""
     global _settled
+    forget_compiled_engines()
     if _resident_bytes() > _settled + HEAP_SLACK:
         gc.collect()
         trim = _heap_trimmer()

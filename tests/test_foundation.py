@@ -237,6 +237,7 @@ def test_each_benchmark_prints_the_columns_the_readme_names(script: str) -> None
 
 
 QUICK_RUNS = {
+    "archive_import.py": ["--game", "tictactoex9", "--matches", "2"],
     "engine_speed.py": ["tictactoex9", "--runs", "1", "--seconds", "0.05", "--batch", "8"],
     "playouts.py": ["tictactoex9", "--runs", "1", "--seconds", "0.05"],
 }

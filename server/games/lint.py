@@ -234,7 +234,10 @@ def lint_game(
     except GdlError as error:
         report.problems.append(_positioned("error", f"the rules engine refuses the game: {error}"))
         return report
-    report.setup_seconds = round(time.perf_counter() - started, 3)
+    spent = time.perf_counter() - started
+    if game.engine_reused:  # kept from an earlier load: a match's worker compiles it anew
+        spent = getattr(game.engine, "setup_seconds", spent)
+    report.setup_seconds = round(spent, 3)
     report.engine = "compiled" if game.engine.name == "compiled" else "interpreter"
     report.engine_reason = reason
     report.roles = list(game.roles)

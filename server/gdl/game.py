@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import cast
 
 from .compile_budget import CompileBudget
+from .compile_memo import COMPILE_MEMO, MemoKey, memo_key
 from .engine import Engine
 from .engine_trial import Race
 from .errors import (
@@ -40,36 +39,15 @@ RACE_SHARE = 1 / 8
 """CPU time each engine is timed at most in the race of engine ``auto`` (see
 :mod:`.engine_trial`): RACE_SECONDS, or this share of the compile time limit if less."""
 
-REMEMBERED_FAILURES = 64
-"""How many games whose compile attempt failed for a reason that does not depend on
-the machine's load (a size cap, the rule budget, rules the compiler refuses) are
-remembered per process, so that loading one again falls back at once."""
-
-_failed_compiles: OrderedDict[tuple[int, int, int, float], GdlError] = OrderedDict()
-_failed_compiles_lock = threading.Lock()
-
-
-def _known_failure(key: tuple[int, int, int, float]) -> GdlError | None:
-    with _failed_compiles_lock:
-        found = _failed_compiles.get(key)
-        if found is not None:
-            _failed_compiles.move_to_end(key)
-        return found
-
-
-def _remember_failure(key: tuple[int, int, int, float], error: GdlError) -> None:
-    error.__traceback__ = None  # its frames would keep the attempt's ground program alive
-    error.__context__ = error.__cause__ = None
-    with _failed_compiles_lock:
-        _failed_compiles[key] = error
-        while len(_failed_compiles) > REMEMBERED_FAILURES:
-            _failed_compiles.popitem(last=False)
-
 
 def forget_failed_compiles() -> None:
     """Forget every remembered failure: the next load of each game tries to compile it."""
-    with _failed_compiles_lock:
-        _failed_compiles.clear()
+    COMPILE_MEMO.forget_failures()
+
+
+def forget_compiled_engines() -> None:
+    """Forget every kept compiled engine: the next load of each game compiles it again."""
+    COMPILE_MEMO.forget_engines()
 
 
 def _remembered(error: GdlError) -> bool:
@@ -145,6 +123,9 @@ class Game:
         and the race when the interpreter won it (0.0 when the same rules already failed
         or lost with the same limits in this process for a reason that does not depend
         on the load: the fallback is then immediate)."""
+        self.engine_reused = False
+        """Whether the compiled engine was kept from an earlier load of the same rules with
+        the same limits in this process (see :mod:`.compile_memo`): no compile, no race."""
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
         self._interpreter: Engine | None = None
@@ -161,53 +142,69 @@ class Game:
         if engine == "interpreter":
             return Interpreter(self.rules)
         from .compile_budget import max_ground_rules_for, time_limit_for
-        from .compiled import compile_engine
 
         if time_limit is None:
             time_limit = time_limit_for(None)
         if max_ground_rules is None:
             max_ground_rules = max_ground_rules_for(time_limit)
         self.compile_budget = CompileBudget(time_limit, max_ground_rules)
-        key = (hash(tuple(self.rules)), len(self.rules), max_ground_rules, time_limit)
-        known = _known_failure(key) if engine == "auto" else None
-        if known is not None:  # failed before with these limits: no second attempt
-            return self._interpreter_instead(known)
-        started = time.thread_time()
-        try:
-            compiled = compile_engine(
-                self.rules, max_ground_rules=max_ground_rules, time_limit=time_limit
-            )
-        except GdlError as reason:
-            if engine == "compiled":
-                raise
-            self.failed_compile_seconds = time.thread_time() - started
-            if _remembered(reason):
-                _remember_failure(key, reason)
-            return self._interpreter_instead(reason)
-        if engine == "compiled":
-            return compiled
-        return self._faster_of(compiled, key, time_limit, started)
+        key = memo_key(self.rules, max_ground_rules=max_ground_rules, time_limit=time_limit)
+        with COMPILE_MEMO.loading(key):  # the same rules loading in another thread: wait
+            return self._compiled_or_interpreter(engine, key)
 
-    def _faster_of(
-        self,
-        compiled: Engine,
-        key: tuple[int, int, int, float],
-        time_limit: float,
-        started: float,
-    ) -> Engine:
+    def _compiled_or_interpreter(self, engine: str, key: MemoKey) -> Engine:
+        """The compiled engine of ``key`` (kept from an earlier load of the same rules with
+        the same limits, or compiled now), or with ``auto`` the interpreter when compiling
+        fails or the compiled engine loses the race."""
+        from .compiled import compile_engine
+
+        _, max_ground_rules, time_limit = key
+        if engine == "auto":
+            known = COMPILE_MEMO.failure(key)
+            if known is not None:  # failed before with these limits: no second attempt
+                return self._interpreter_instead(known)
+        kept = COMPILE_MEMO.compiled(key)
+        if kept is not None and (engine == "compiled" or kept.race is not None):
+            self.engine_reused = True
+            self.engine_race = kept.race
+            return kept.engine
+        started = time.thread_time()
+        if kept is not None:  # compiled before for engine ``compiled``: not raced yet
+            self.engine_reused = True
+            compiled = kept.engine
+        else:
+            try:
+                compiled = compile_engine(
+                    self.rules, max_ground_rules=max_ground_rules, time_limit=time_limit
+                )
+            except GdlError as reason:
+                if engine == "compiled":
+                    raise
+                self.failed_compile_seconds = time.thread_time() - started
+                if _remembered(reason):
+                    COMPILE_MEMO.keep_failure(key, reason)
+                return self._interpreter_instead(reason)
+        if engine == "compiled":
+            COMPILE_MEMO.keep_compiled(key, compiled, None)
+            return compiled
+        return self._faster_of(compiled, key, started)
+
+    def _faster_of(self, compiled: Engine, key: MemoKey, started: float) -> Engine:
         """``compiled``, unless a timed trial finds the interpreter faster on this game
-        (see :mod:`.engine_trial`); that outcome is remembered like a failed compile."""
+        (see :mod:`.engine_trial`); the engine and the race are kept for later loads, and
+        a lost race is remembered like a failed compile."""
         from .compiled.errors import SlowerThanInterpreter
         from .engine_trial import race
         from .interpreter import Interpreter
 
-        seconds = min(RACE_SECONDS, time_limit * RACE_SHARE)
+        seconds = min(RACE_SECONDS, key[2] * RACE_SHARE)
         outcome, interpreter = race(compiled, lambda: Interpreter(self.rules), seconds=seconds)
         self.engine_race = outcome
+        COMPILE_MEMO.keep_compiled(key, compiled, outcome)
         if interpreter is None or not outcome.interpreter_wins:
             return compiled
         self.failed_compile_seconds = time.thread_time() - started
-        _remember_failure(key, SlowerThanInterpreter(outcome.reason))
+        COMPILE_MEMO.keep_failure(key, SlowerThanInterpreter(outcome.reason))
         self.fallback_reason = outcome.reason
         log.info("using the interpreter: %s", outcome.reason)
         return interpreter
