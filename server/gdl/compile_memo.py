@@ -4,9 +4,10 @@ loaded before, and the compile attempts that failed for a reason that would fail
 Loading the same rules again with the same limits then costs no compile and no timed
 race: the compiled engine is shared (its generated functions keep no state between
 calls, and the few caches it keeps are replaced whole, so threads may share it), and a
-known failure falls back to the interpreter at once. That is what a service sees: each
-match a tournament queues, each line of an imported archive and each log replayed loads
-the rules anew (nineBoardTicTacToe costs 0.1 s to compile and race, knightwar 1.7 s).
+known failure falls back to the interpreter at once. Each line of an archive that
+``ggp import`` replays loads the rules it carries anew, and so does each lint, page
+drawing and replay of the same game in one process (nineBoardTicTacToe costs 0.1 s to
+compile and race, pawnToQueen 1.1 s).
 
 Interpreters are never shared: they keep per-match caches and budget trials.
 
