@@ -72,7 +72,8 @@ def random_record(game: Game, rules: str, number: int, rng: random.Random) -> di
         states.append(state.to_ggp())
         times.append(times[-1] + 1_000)
     over = game.is_terminal(state)
-    goals = [game.goal(state, role) or 0 for role in game.roles] if over else []
+    rule_goals = [game.goal(state, role) for role in game.roles] if over else None
+    goals = [goal or 0 for goal in rule_goals] if rule_goals else []
     record = MatchRecord(
         match_id=f"bench.{number}",
         start_clock=10,
@@ -84,6 +85,7 @@ def random_record(game: Game, rules: str, number: int, rng: random.Random) -> di
         state_times=times,
         errors=[["" for _ in game.roles] for _ in states],
         goal_values=goals,
+        rule_goal_values=rule_goals,
         is_completed=over,
     )
     return json.loads(record.model_dump_json(by_alias=True, exclude_none=True))
