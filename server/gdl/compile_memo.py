@@ -115,8 +115,7 @@ class CompileMemo:
             return found
 
     def keep_failure(self, key: MemoKey, error: GdlError) -> None:
-        """Remember a failure that does not depend on the load. A compiled engine that lost
-        the race stays kept as well, for loads that ask for engine ``compiled``."""
+        """Remember a failure that does not depend on the load (a lost race included)."""
         error.__traceback__ = None  # its frames would keep the attempt's ground program alive
         error.__context__ = error.__cause__ = None
         with self._lock:
@@ -125,10 +124,12 @@ class CompileMemo:
                 self._failed.popitem(last=False)
 
     def forget_failures(self) -> None:
+        """Forget every failure: the next load of each game tries to compile it."""
         with self._lock:
             self._failed.clear()
 
     def forget_engines(self) -> None:
+        """Forget every compiled engine: the next load of each game compiles it again."""
         with self._lock:
             self._compiled.clear()
 

@@ -191,8 +191,9 @@ class Game:
 
     def _faster_of(self, compiled: Engine, key: MemoKey, started: float) -> Engine:
         """``compiled``, unless a timed trial finds the interpreter faster on this game
-        (see :mod:`.engine_trial`); the engine and the race are kept for later loads, and
-        a lost race is remembered like a failed compile."""
+        (see :mod:`.engine_trial`); the engine that wins is kept for later loads with its
+        race, and a lost race is remembered like a failed compile (the engine that lost is
+        dropped: a long start clock may have compiled a large one for nothing)."""
         from .compiled.errors import SlowerThanInterpreter
         from .engine_trial import race
         from .interpreter import Interpreter
@@ -200,8 +201,8 @@ class Game:
         seconds = min(RACE_SECONDS, key[2] * RACE_SHARE)
         outcome, interpreter = race(compiled, lambda: Interpreter(self.rules), seconds=seconds)
         self.engine_race = outcome
-        COMPILE_MEMO.keep_compiled(key, compiled, outcome)
         if interpreter is None or not outcome.interpreter_wins:
+            COMPILE_MEMO.keep_compiled(key, compiled, outcome)
             return compiled
         self.failed_compile_seconds = time.thread_time() - started
         COMPILE_MEMO.keep_failure(key, SlowerThanInterpreter(outcome.reason))

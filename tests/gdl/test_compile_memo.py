@@ -134,7 +134,7 @@ def test_an_engine_asked_for_by_name_is_raced_once_auto_asks_for_it(compiles: li
     assert Game.from_text(COUNTER, engine="compiled").engine is named.engine
 
 
-def test_an_engine_that_lost_its_race_stays_for_loads_that_ask_for_it(
+def test_an_engine_that_lost_its_race_is_not_kept(
     compiles: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def interpreter_wins(compiled: object, make: object, seconds: float) -> tuple:  # type: ignore[type-arg]
@@ -143,10 +143,12 @@ def test_an_engine_that_lost_its_race_stays_for_loads_that_ask_for_it(
     monkeypatch.setattr(server.gdl.engine_trial, "race", interpreter_wins)
     lost = Game.from_text(COUNTER)
     assert lost.engine.name == "interpreter" and lost.fallback_reason is not None
-    assert Game.from_text(COUNTER).engine.name == "interpreter"  # remembered
-    named = Game.from_text(COUNTER, engine="compiled")
-    assert named.engine.name == "compiled" and named.engine_reused
-    assert len(compiles) == 1
+    again = Game.from_text(COUNTER)
+    assert again.engine.name == "interpreter" and again.fallback_reason == lost.fallback_reason
+    assert len(compiles) == 1  # the lost race is remembered
+    named = Game.from_text(COUNTER, engine="compiled")  # the loser was dropped: compiled anew
+    assert named.engine.name == "compiled" and not named.engine_reused
+    assert len(compiles) == 2
 
 
 def test_the_memo_keeps_the_engines_loaded_last() -> None:
