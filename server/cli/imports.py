@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from server.replay import ResolvedGames
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,16 +63,17 @@ def _name_in(meta_url: object) -> str:
     return "unknown"
 
 
-def _replay_verdict(data: dict) -> str:
+def _replay_verdict(data: dict, games: ResolvedGames) -> str:
     from server.records import MatchRecord
-    from server.replay import RulesNotFound, replay_record, resolve_game
+    from server.replay import RulesNotFound, replay_record
 
     try:
-        resolved = resolve_game(data)
+        resolved = games.resolve(data)
         replay = replay_record(MatchRecord.model_validate(data), resolved.game, resolved.source)
     except RulesNotFound:
         return "skipped"
     except Exception:
+        games.discard(data)  # whatever broke, the next line of the game loads it afresh
         return "mismatch"
     return "ok" if replay.ok else "mismatch"
 
@@ -92,6 +97,9 @@ async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted:
     except Exception as error:
         print(f"ggp import: cannot open {redacted(url)}: {error}", file=sys.stderr)
         return 1
+    from server.replay import ResolvedGames
+
+    games = ResolvedGames()  # the lines are replayed one after another
     stored = refused = 0
     try:
         for item in read_archive(lines):
@@ -104,7 +112,7 @@ async def _import(args: argparse.Namespace, url: str, lines: list[str], trusted:
                 refused += 1
                 continue
             verdict = verify_entry(item, trusted_key=trusted)  # type: ignore[arg-type]
-            replay = await asyncio.to_thread(_replay_verdict, item.data)
+            replay = await asyncio.to_thread(_replay_verdict, item.data, games)
             if verdict.signature == "invalid" or (
                 replay == "mismatch" and not args.keep_mismatches
             ):

@@ -16,7 +16,13 @@ from server.records.journal import load_match_fields
 
 from .render import render_replay
 from .replayer import Outcome, Problem, ProblemKind, Replay, ReplayedStep, replay_record
-from .source import ResolvedGame, RulesNotFound, game_name_from_meta_url, resolve_game
+from .source import (
+    ResolvedGame,
+    ResolvedGames,
+    RulesNotFound,
+    game_name_from_meta_url,
+    resolve_game,
+)
 
 __all__ = [
     "LogUnreadable",
@@ -26,6 +32,7 @@ __all__ = [
     "Replay",
     "ReplayedStep",
     "ResolvedGame",
+    "ResolvedGames",
     "RulesNotFound",
     "game_name_from_meta_url",
     "render_replay",

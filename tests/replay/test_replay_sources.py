@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from server.cli import main
-from server.replay import RulesNotFound, game_name_from_meta_url, replay_file, resolve_game
+from server.records import MatchRecord
+from server.replay import (
+    ResolvedGames,
+    RulesNotFound,
+    game_name_from_meta_url,
+    replay_file,
+    replay_record,
+    resolve_game,
+)
 
 Record = dict[str, Any]
 
@@ -96,3 +104,35 @@ def test_a_file_that_is_not_a_match_log_is_refused(
 
     assert main(["replay", str(log)]) == 2
     assert "not a match log" in capsys.readouterr().err
+
+
+def test_logs_replayed_one_after_another_share_the_game_their_rules_come_from(
+    other_server_record: Record,
+) -> None:
+    """An archive's lines: the same embedded rules load once, whatever the match."""
+    games = ResolvedGames()
+    first = games.resolve(other_server_record)
+    later = games.resolve({**other_server_record, "matchId": "remote.ticTacToe.2"})
+    assert later is first
+    assert replay_record(MatchRecord.model_validate(other_server_record), later.game).ok
+    assert replay_record(MatchRecord.model_validate(other_server_record), later.game).ok
+    by_name = {key: value for key, value in other_server_record.items() if key != "gameRulesheet"}
+    by_name["gameName"] = "ticTacHeaven"
+    assert games.resolve(by_name).game is not first.game
+    assert games.resolve(other_server_record, game_option="ticTacHeaven").source == (
+        "--game ticTacHeaven"
+    )
+
+
+def test_only_the_games_used_last_are_kept_and_a_broken_one_loads_anew(
+    other_server_record: Record,
+) -> None:
+    games = ResolvedGames(kept=1)
+    first = games.resolve(other_server_record)
+    by_name = {key: value for key, value in other_server_record.items() if key != "gameRulesheet"}
+    by_name["gameName"] = "ticTacHeaven"
+    games.resolve(by_name)
+    assert games.resolve(other_server_record) is not first  # dropped for the other game
+    kept = games.resolve(other_server_record)
+    games.discard(other_server_record)
+    assert games.resolve(other_server_record) is not kept
