@@ -21,17 +21,15 @@ from server.gdl.game import forget_compiled_engines, forget_failed_compiles
 from server.gdl.parser import parse_gdl
 from server.records.archive import dump_archive_line
 
-COUNTER = """
-(role player)
-(init (count 0))
-(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (succ 4 5)
-(<= (legal player (add ?n)) (true (count ?m)) (succ ?m ?n))
-(<= (legal player stay) (true (count ?m)))
-(<= (next (count ?n)) (does player (add ?n)))
-(<= (next (count ?m)) (does player stay) (true (count ?m)))
-(<= terminal (true (count 5)))
-(<= (goal player 100) (true (count 5)))
-(<= (goal player 0) (not (true (count 5))))
+PILE = """
+(role taker)
+(init (pile 4))
+(less 4 3 1) (less 3 2 1) (less 2 1 1) (less 1 0 1) (less 4 2 2) (less 3 1 2) (less 2 0 2)
+(<= (legal taker (take ?k)) (true (pile ?n)) (less ?n ?m ?k))
+(<= (next (pile ?m)) (does taker (take ?k)) (true (pile ?n)) (less ?n ?m ?k))
+(<= terminal (true (pile 0)))
+(<= (goal taker 100) (true (pile 0)))
+(<= (goal taker 0) (not (true (pile 0))))
 """
 
 OTHER_SERVER_LOG = Path(__file__).parent.parent / "replay" / "fixtures" / "ttt-other-server.json"
@@ -59,8 +57,8 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_loading_the_same_rules_again_shares_the_compiled_engine_and_its_race(
     compiles: list[int],
 ) -> None:
-    first = Game.from_text(COUNTER)
-    again = Game.from_text(COUNTER)
+    first = Game.from_text(PILE)
+    again = Game.from_text(PILE)
     assert compiles == [len(first.rules)]
     assert again.engine is first.engine
     assert (first.engine_reused, again.engine_reused) == (False, True)
@@ -71,10 +69,10 @@ def test_loading_the_same_rules_again_shares_the_compiled_engine_and_its_race(
 def test_rules_written_differently_share_it_but_other_limits_compile_again(
     compiles: list[int],
 ) -> None:
-    first = Game.from_text(COUNTER)
-    laid_out = Game.from_text("; the same rules, laid out anew\n" + COUNTER.replace(") (", ")\n("))
+    first = Game.from_text(PILE)
+    laid_out = Game.from_text("; the same rules, laid out anew\n" + PILE.replace(") (", ")\n("))
     assert laid_out.engine is first.engine
-    longer = Game.from_text(COUNTER, compile_time_limit=5.0)
+    longer = Game.from_text(PILE, compile_time_limit=5.0)
     assert longer.engine is not first.engine
     assert len(compiles) == 2
 
@@ -82,9 +80,9 @@ def test_rules_written_differently_share_it_but_other_limits_compile_again(
 def test_games_sharing_an_engine_play_as_games_with_their_own(compiles: list[int]) -> None:
     """Two matches of the same rules, their moves interleaved, each against a game
     compiled apart from the memo."""
-    first, second = Game.from_text(COUNTER), Game.from_text(COUNTER)
+    first, second = Game.from_text(PILE), Game.from_text(PILE)
     forget_compiled_engines()
-    alone = Game.from_text(COUNTER)
+    alone = Game.from_text(PILE)
     assert first.engine is second.engine is not alone.engine
     rng = random.Random(7)
     states = [first.initial_state(), second.initial_state()]
@@ -97,9 +95,9 @@ def test_games_sharing_an_engine_play_as_games_with_their_own(compiles: list[int
                 assert game.goals(state) == alone.goals(reference)
                 states[which], references[which] = game.initial_state(), alone.initial_state()
                 continue
-            moves = game.legal_moves(state, "player")
+            moves = game.legal_moves(state, "taker")
             assert [str(move) for move in moves] == [
-                str(move) for move in alone.legal_moves(reference, "player")
+                str(move) for move in alone.legal_moves(reference, "taker")
             ]
             move = rng.choice(moves)
             states[which] = game.next_state(state, [move])
@@ -113,7 +111,7 @@ def test_threads_loading_the_same_rules_at_once_compile_them_once(compiles: list
 
     def load() -> None:
         start.wait()
-        games.append(Game.from_text(COUNTER))
+        games.append(Game.from_text(PILE))
 
     threads = [threading.Thread(target=load) for _ in range(4)]
     for thread in threads:
@@ -126,12 +124,12 @@ def test_threads_loading_the_same_rules_at_once_compile_them_once(compiles: list
 
 
 def test_an_engine_asked_for_by_name_is_raced_once_auto_asks_for_it(compiles: list[int]) -> None:
-    named = Game.from_text(COUNTER, engine="compiled")
+    named = Game.from_text(PILE, engine="compiled")
     assert named.engine_race is None
-    auto = Game.from_text(COUNTER)
+    auto = Game.from_text(PILE)
     assert len(compiles) == 1  # the kept engine raced, not compiled again
     assert auto.engine is named.engine and auto.engine_race is not None
-    assert Game.from_text(COUNTER, engine="compiled").engine is named.engine
+    assert Game.from_text(PILE, engine="compiled").engine is named.engine
 
 
 def test_an_engine_that_lost_its_race_is_not_kept(
@@ -141,19 +139,19 @@ def test_an_engine_that_lost_its_race_is_not_kept(
         return Race(compiled_rate=100.0, interpreter_rate=1_000.0), make()  # type: ignore[operator]
 
     monkeypatch.setattr(server.gdl.engine_trial, "race", interpreter_wins)
-    lost = Game.from_text(COUNTER)
+    lost = Game.from_text(PILE)
     assert lost.engine.name == "interpreter" and lost.fallback_reason is not None
-    again = Game.from_text(COUNTER)
+    again = Game.from_text(PILE)
     assert again.engine.name == "interpreter" and again.fallback_reason == lost.fallback_reason
     assert len(compiles) == 1  # the lost race is remembered
-    named = Game.from_text(COUNTER, engine="compiled")  # the loser was dropped: compiled anew
+    named = Game.from_text(PILE, engine="compiled")  # the loser was dropped: compiled anew
     assert named.engine.name == "compiled" and not named.engine_reused
     assert len(compiles) == 2
 
 
 def test_the_memo_keeps_the_engines_loaded_last() -> None:
     memo = CompileMemo(engines=2)
-    rules = parse_gdl(COUNTER)
+    rules = parse_gdl(PILE)
     keys = [memo_key(rules, max_ground_rules=1_000, time_limit=limit) for limit in (1, 2, 3)]
     engines = [CompiledEngine.from_rules(rules) for _ in keys]
     memo.keep_compiled(keys[0], engines[0], None)
@@ -190,10 +188,10 @@ def test_a_lint_of_rules_compiled_before_reports_what_compiling_them_costs(
 ) -> None:
     from server.games.lint import lint_game
 
-    first = lint_game(COUNTER)
-    again = lint_game(COUNTER)
+    first = lint_game(PILE)
+    again = lint_game(PILE)
     assert len(compiles) == 1
-    kept = Game.from_text(COUNTER, engine="compiled")
+    kept = Game.from_text(PILE, engine="compiled")
     assert kept.engine_reused
     assert again.setup_seconds == round(kept.engine.setup_seconds, 3) > 0  # type: ignore[attr-defined]
     assert first.setup_seconds is not None and first.setup_seconds >= again.setup_seconds
