@@ -2,9 +2,11 @@
 compiling them (some 0.1 s of CPU time for a nine-board tic-tac-toe, seconds for
 larger games).
 
-A game is lent to one match at a time (its engines keep caches that two threads must
+A game is lent to one match at a time (an interpreter keeps caches that two threads must
 not share) and comes back only once the match has ended and no thread of that match
-still uses it.  The pool keeps a few idle games for each of the rules seen last.
+still uses it.  The pool keeps a few idle games for each of the rules seen last.  Games
+of the same rules loaded apart still share one compiled engine, which keeps nothing
+per match (:mod:`server.gdl.compile_memo`).
 
 >>> pool = GamePool()
 >>> game = pool.take(key) or load(rules)   # doctest: +SKIP
