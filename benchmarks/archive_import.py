@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from support.table import print_row  # noqa: E402
 
 from server.cli import main  # noqa: E402
-from server.games import load_game  # noqa: E402
-from server.gdl import Game  # noqa: E402
+from server.games import game_text, load_game  # noqa: E402
+from server.gdl import Game, GdlError  # noqa: E402
 from server.gdl.terms import to_ggp  # noqa: E402
 from server.records import MatchRecord  # noqa: E402
 from server.records.archive import dump_archive_line  # noqa: E402
@@ -56,8 +56,6 @@ def load(name_or_path: str) -> tuple[Game, str]:
     if path.suffix == ".kif":
         text = path.read_text(encoding="utf-8")
         return Game.from_text(text), text
-    from server.games import game_text
-
     return load_game(name_or_path), game_text(name_or_path)
 
 
@@ -91,8 +89,7 @@ def random_record(game: Game, rules: str, number: int, rng: random.Random) -> di
     return json.loads(record.model_dump_json(by_alias=True, exclude_none=True))
 
 
-def run(game_name: str, matches: int) -> dict[str, object]:
-    game, rules = load(game_name)
+def run(game_name: str, game: Game, rules: str, matches: int) -> dict[str, object]:
     rng = random.Random(1)
     records = [random_record(game, rules, number, rng) for number in range(matches)]
     steps = sum(len(record["moves"]) for record in records)
@@ -139,7 +136,11 @@ def main_args(argv: list[str] | None = None) -> int:
         return 0
     if args.matches < 1:
         parser.error("--matches must be at least 1")
-    print_row(COLUMNS, run(args.game, args.matches))
+    try:
+        game, rules = load(args.game)
+    except (LookupError, OSError, GdlError) as error:
+        parser.error(f"cannot load --game {args.game}: {error}")
+    print_row(COLUMNS, run(args.game, game, rules, args.matches))
     return 0
 
 

@@ -93,35 +93,24 @@ class CompileMemo:
     def compiled(self, key: MemoKey) -> Compiled | None:
         """The engine compiled for ``key`` before, if still kept."""
         with self._lock:
-            found = self._compiled.get(key)
-            if found is not None:
-                self._compiled.move_to_end(key)
-            return found
+            return _recent(self._compiled, key)
 
     def keep_compiled(self, key: MemoKey, engine: Engine, race: Race | None) -> None:
         """Keep a compiled engine (and the race ``auto`` ran on it, if any)."""
         with self._lock:
-            self._compiled[key] = Compiled(engine, race)
-            self._compiled.move_to_end(key)
-            while len(self._compiled) > self.engines:
-                self._compiled.popitem(last=False)
+            _keep(self._compiled, key, Compiled(engine, race), self.engines)
 
     def failure(self, key: MemoKey) -> GdlError | None:
         """Why compiling ``key`` failed before, when it would fail again."""
         with self._lock:
-            found = self._failed.get(key)
-            if found is not None:
-                self._failed.move_to_end(key)
-            return found
+            return _recent(self._failed, key)
 
     def keep_failure(self, key: MemoKey, error: GdlError) -> None:
         """Remember a failure that does not depend on the load (a lost race included)."""
         error.__traceback__ = None  # its frames would keep the attempt's ground program alive
         error.__context__ = error.__cause__ = None
         with self._lock:
-            self._failed[key] = error
-            while len(self._failed) > self.failures:
-                self._failed.popitem(last=False)
+            _keep(self._failed, key, error, self.failures)
 
     def forget_failures(self) -> None:
         """Forget every failure: the next load of each game tries to compile it."""
@@ -132,6 +121,22 @@ class CompileMemo:
         """Forget every compiled engine: the next load of each game compiles it again."""
         with self._lock:
             self._compiled.clear()
+
+
+def _recent(kept: OrderedDict[MemoKey, Any], key: MemoKey) -> Any:
+    """``kept[key]`` (now the one used last), or None."""
+    found = kept.get(key)
+    if found is not None:
+        kept.move_to_end(key)
+    return found
+
+
+def _keep(kept: OrderedDict[MemoKey, Any], key: MemoKey, value: Any, most: int) -> None:
+    """Keep ``value`` as the one used last, dropping the oldest past ``most``."""
+    kept[key] = value
+    kept.move_to_end(key)
+    while len(kept) > most:
+        kept.popitem(last=False)
 
 
 COMPILE_MEMO = CompileMemo()
