@@ -43,6 +43,7 @@ from .program import (
     relation_args,
     relation_key,
 )
+from .state_memo import StateAnswers, StateMemo
 
 LEGAL_KEY: RelationKey = ("legal", 2)
 NEXT_KEY: RelationKey = ("next", 1)
@@ -966,7 +967,9 @@ class Interpreter:
     Not the process's: once a CPU-time alarm has been armed, Linux advances that clock by
     whole scheduler ticks (4 ms), longer than most calls, so calls timed 0 or a tick."""
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[Rule], *, memo: bool = True) -> None:
+        """``memo``: keep the answers of states met before while states recur (see
+        :mod:`.state_memo`); off, every call asks the rules."""
         self.program: Program = analyse(rules)
         self._compiled: dict[int, list[CompiledRule]] = {}
         self._demand_candidates = frozenset(
@@ -1020,6 +1023,9 @@ class Interpreter:
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
+        self._memo_wanted = memo
+        self._memo = StateMemo(on=memo)
+        """Answers for states met before, and successors of transitions met before."""
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
         self._last_state: State | None = None
         self._last_context: _StateContext | None = None
@@ -1397,6 +1403,7 @@ class Interpreter:
         other._contexts = OrderedDict()
         other._last_state = other._last_context = None
         other._next_facts = {}
+        other._memo = StateMemo(on=self._memo_wanted)
         other._previous = {}
         other._followed = dict(self._followed)
         other._legal_groups = {}
@@ -1800,7 +1807,18 @@ class Interpreter:
     def initial_state(self) -> State:
         return self._initial
 
-    def _legal(self, state: State) -> _StateContext:
+    def _legal(self, state: State) -> _StateContext | StateAnswers:
+        """The state's legal moves, as :attr:`_StateContext.legal` and ``legal_facts``
+        hold them (kept in the memo when states recur)."""
+        answers = self._memo.answers(state)
+        if answers is not None and answers.legal is not None:
+            return answers
+        context = self._legal_in(state)
+        if answers is not None:
+            answers.legal, answers.legal_facts = context.legal, context.legal_facts
+        return context
+
+    def _legal_in(self, state: State) -> _StateContext:
         context = self._context(state)
         if context.legal is None:
             relation = self._relation_in(context, LEGAL_KEY)
@@ -1887,11 +1905,6 @@ class Interpreter:
     def _next_state(self, state: State, moves: Sequence[RawTerm]) -> State:
         if len(moves) != len(self.roles):
             raise GdlError(f"expected {len(self.roles)} moves (one per role), got {len(moves)}")
-        context = self._context(state)
-        if NEXT_KEY not in context.derived:
-            self._derive_in(context, NEXT_KEY)
-        db = dict(context.db)
-        roles = self.roles
         raw = tuple(moves)
         for move in raw:
             if move.__class__ is not str and move.__class__ is not tuple:
@@ -1900,6 +1913,20 @@ class Interpreter:
                     for m in moves
                 )
                 break
+        memo = self._memo
+        successor = memo.successor(state, raw)
+        if successor is None:
+            successor = self._successor(state, raw)
+            memo.keep_successor(state, raw, successor)
+        return successor
+
+    def _successor(self, state: State, raw: tuple) -> State:
+        """The state after the joint move ``raw`` (plain values, in role order)."""
+        context = self._context(state)
+        if NEXT_KEY not in context.derived:
+            self._derive_in(context, NEXT_KEY)
+        db = dict(context.db)
+        roles = self.roles
         db[DOES_KEY] = Relation(set(zip(roles, raw, strict=True)))
         demand = self._demand
         tables: list[RelationKey] = []
@@ -1930,8 +1957,23 @@ class Interpreter:
         return successor
 
     def _is_terminal(self, state: State) -> bool:
-        return bool(self._derive(state, TERMINAL_KEY).facts)
+        answers = self._memo.answers(state)
+        if answers is None:
+            return bool(self._derive(state, TERMINAL_KEY).facts)
+        terminal = answers.terminal
+        if terminal is None:
+            terminal = answers.terminal = bool(self._derive(state, TERMINAL_KEY).facts)
+        return terminal
 
     def _goal_values(self, state: State, role: str) -> list[RawTerm]:
+        answers = self._memo.answers(state)
+        if answers is not None:
+            found = answers.goals.get(role)
+            if found is not None:
+                return list(found)
         values = [value for who, value in self._derive(state, GOAL_KEY).facts if who == role]
-        return sorted(values, key=sort_key)
+        values.sort(key=sort_key)
+        if answers is not None:
+            answers.goals[role] = values
+            return list(values)
+        return values
