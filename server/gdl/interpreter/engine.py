@@ -1024,7 +1024,7 @@ class Interpreter:
         self._demand_compiled: dict[tuple, list] = {}
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
         self._memo_wanted = memo
-        self._memo = StateMemo(on=memo)
+        self._memo = StateMemo(enabled=memo)
         """Answers for states met before, and successors of transitions met before."""
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
         self._last_state: State | None = None
@@ -1403,7 +1403,7 @@ class Interpreter:
         other._contexts = OrderedDict()
         other._last_state = other._last_context = None
         other._next_facts = {}
-        other._memo = StateMemo(on=self._memo_wanted)
+        other._memo = StateMemo(enabled=self._memo_wanted)
         other._previous = {}
         other._followed = dict(self._followed)
         other._legal_groups = {}

@@ -7,9 +7,14 @@ states (a maze's few hundred squares, a one-shot game whose every playout starts
 only state, the moves near the root that a tree search walks down again on every
 iteration), asking the rules again is most of the work: the memo answers instead.
 
-Where states seldom recur, the memo would only hold states alive: it counts how many of
-its first :data:`TRIAL_ASKS` transitions it had met before, and switches itself off
-(emptied) when fewer than one in :data:`MIN_HIT_RATE` were.
+Where states seldom recur, the memo would only hold states alive, and a heap grown by
+thousands of states slows the rest of the engine (the collector scans them over and over:
+racer4 ran 30 % slower while it held them). So the memo starts with a trial that keeps
+only the hashes of the transitions it is asked for, and is switched on once at least one
+in :data:`MIN_HIT_RATE` of them was met before (looked at every :data:`TRIAL_STRIDE`
+transitions), or off for good when that has not happened after :data:`TRIAL_ASKS`. On,
+it looks again after every :data:`TRIAL_ASKS` transitions, and switches off for good
+(emptied) when fewer than one in :data:`MIN_HIT_RATE` of them were kept.
 """
 
 from __future__ import annotations
@@ -30,14 +35,16 @@ FLUENTS_KEPT = 200_000
 memo holds (about 20 MB at most) whatever the size of a state."""
 
 TRIAL_ASKS = 4096
-"""Transitions over which the memo decides whether it is worth keeping."""
+"""Transitions after which a trial that has not switched the memo on switches it off;
+and, once on, the transitions of each window over which it must stay worth keeping."""
+
+TRIAL_STRIDE = 512
+"""Transitions between two looks of the trial at its count."""
 
 MIN_HIT_RATE = 8
-"""The memo stays on when at least one transition in this many of the trial's was met
-before. Kept on, it costs the games whose states never recur 5 to 10 % of their speed
-(the states it holds alive, and its own bookkeeping); met again, a transition and the
-answers of the state it leads to cost a look-up instead of the rules' tens of
-microseconds or more."""
+"""The memo is switched on once at least one transition in this many of the trial's was
+met before. Met again, a transition and the answers of the state it leads to cost a
+look-up instead of the rules' tens of microseconds or more."""
 
 
 class StateAnswers:
@@ -59,8 +66,12 @@ class StateMemo:
     """The answers of recent states and the successors of recent transitions, kept
     while transitions recur (see :data:`MIN_HIT_RATE`)."""
 
-    def __init__(self, *, on: bool = True) -> None:
-        self.on = on
+    def __init__(self, *, enabled: bool = True) -> None:
+        """``enabled`` false: no trial, and never on."""
+        self.on = False
+        """Whether states are kept (only after a trial that found them recurring)."""
+        self._trial: set[int] | None = set() if enabled else None
+        """While the trial runs: the hashes of the transitions asked for so far."""
         self._answers: dict[State, StateAnswers] = {}
         self._successors: dict[tuple[State, tuple], State] = {}
         self._fluents = 0
@@ -89,16 +100,37 @@ class StateMemo:
     def successor(self, state: State, joint: tuple) -> State | None:
         """The successor kept for ``state`` under ``joint`` (moves in role order, as
         plain values), or None."""
-        if not self.on:
-            return None
-        found = self._successors.get((state, joint))
-        if self._asks < TRIAL_ASKS:
-            self._asks += 1
+        if self.on:
+            found = self._successors.get((state, joint))
             if found is not None:
                 self._finds += 1
-            elif self._asks == TRIAL_ASKS and self._finds * MIN_HIT_RATE < TRIAL_ASKS:
-                self.switch_off()
-        return found
+            self._asks += 1
+            if self._asks >= TRIAL_ASKS:  # a window of the memo on: still worth it?
+                if self._finds * MIN_HIT_RATE < self._asks:
+                    self.switch_off()
+                self._asks = self._finds = 0
+            return found
+        trial = self._trial
+        if trial is not None:
+            key = hash((state, joint))
+            if key in trial:
+                self._finds += 1
+            else:
+                trial.add(key)
+            self._asks += 1
+            if not self._asks % TRIAL_STRIDE:
+                self._look()
+        return None
+
+    def _look(self) -> None:
+        """Switch the memo on when the trial found transitions recurring often enough,
+        or off for good when it has run its course without."""
+        if self._finds * MIN_HIT_RATE >= self._asks:
+            self.on = True
+        elif self._asks < TRIAL_ASKS:
+            return
+        self._trial = None
+        self._asks = self._finds = 0
 
     def keep_successor(self, state: State, joint: tuple, successor: State) -> None:
         if self.on:
@@ -118,6 +150,7 @@ class StateMemo:
     def switch_off(self) -> None:
         """Keep nothing from now on (and let go of what was kept)."""
         self.on = False
+        self._trial = None
         self._answers.clear()
         self._successors.clear()
         self._fluents = 0
@@ -130,6 +163,7 @@ __all__ = [
     "STATES_KEPT",
     "SUCCESSORS_KEPT",
     "TRIAL_ASKS",
+    "TRIAL_STRIDE",
     "StateAnswers",
     "StateMemo",
 ]
