@@ -13,9 +13,7 @@ import pytest
 
 from server.gdl import Game
 from server.gdl.interpreter import Interpreter, state_memo
-from server.gdl.interpreter.state_memo import StateMemo
 from server.gdl.parser import parse_gdl
-from server.gdl.state import State
 
 RING = """
 (role walker) (role watcher)
@@ -237,6 +235,4 @@ def test_the_public_api_plays_the_same_with_and_without_the_memo() -> None:
             a = with_memo.next_state(a, [rng_a.choice(m) for m in moves_a])
             b = without.next_state(b, [rng_b.choice(m) for m in moves_a])
             assert a == b
-    assert isinstance(with_memo.engine._memo, StateMemo)  # type: ignore[attr-defined]
-    assert with_memo.engine._memo.on  # type: ignore[attr-defined]
-    assert isinstance(a, State)
+    assert with_memo.engine._memo.on  # type: ignore[attr-defined]  # and answered from it

@@ -1023,7 +1023,6 @@ class Interpreter:
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
         self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
-        self._memo_wanted = memo
         self._memo = StateMemo(enabled=memo)
         """Answers for states met before, and successors of transitions met before."""
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
@@ -1403,7 +1402,7 @@ class Interpreter:
         other._contexts = OrderedDict()
         other._last_state = other._last_context = None
         other._next_facts = {}
-        other._memo = StateMemo(enabled=self._memo_wanted)
+        other._memo = StateMemo(enabled=self._memo.enabled)
         other._previous = {}
         other._followed = dict(self._followed)
         other._legal_groups = {}

@@ -71,6 +71,7 @@ class StateMemo:
 
     def __init__(self, *, enabled: bool = True) -> None:
         """``enabled`` false: no trial, and never on."""
+        self.enabled = enabled
         self.on = False
         """Whether states are kept (only after a trial that found them recurring)."""
         self._trial: set[int] | None = set() if enabled else None
@@ -143,17 +144,18 @@ class StateMemo:
     def _hold(self, fluents: int, full: bool) -> None:
         """Count an entry of ``fluents`` about to be kept; drop everything first when a
         table is ``full`` or the fluents would pass :data:`FLUENTS_KEPT`."""
+        if full or self._fluents + fluents > FLUENTS_KEPT:
+            self._drop()
         self._fluents += fluents
-        if full or self._fluents > FLUENTS_KEPT:
-            self._answers.clear()
-            self._successors.clear()
-            self._last_state = self._last_answers = None
-            self._fluents = fluents
 
     def switch_off(self) -> None:
         """Keep nothing from now on (and let go of what was kept)."""
         self.on = False
         self._trial = None
+        self._drop()
+
+    def _drop(self) -> None:
+        """Let go of everything kept."""
         self._answers.clear()
         self._successors.clear()
         self._fluents = 0
