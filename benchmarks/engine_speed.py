@@ -4,6 +4,7 @@
     python benchmarks/engine_speed.py --runs 7 --seconds 2 ticTacToe
     python benchmarks/engine_speed.py --corpus --seconds 2   # every corpus game
     python benchmarks/engine_speed.py --corpus --start-clock 60 chess   # a 60 s budget
+    python benchmarks/engine_speed.py --corpus --compile-aside --seconds 10 --warm-up 3
 
 A transition is one step of a uniformly random playout from the initial state:
 the terminal test, every role's legal moves, a random joint move and the next state
@@ -27,7 +28,12 @@ is loaded with engine ``auto`` (within the compile budget a match's ``--start-cl
 buys, by default the engine's own limits) and measured once for ``--seconds`` of CPU
 time per figure (see ``CORPUS_COLUMNS``); the totals give the set-up times per engine
 and the reasons of the fallbacks; the ratio to GGP-Base's prover is printed where
-``../shared/conformance/prover-speed.csv`` has the game's figure.
+``../shared/conformance/prover-speed.csv`` has the game's figure. With
+``--compile-aside``, a game that falls back is compiled in another process meanwhile
+(:mod:`server.gdl.compile_aside`) and switches when that engine is ready: its engine
+cell then reads ``aside`` and the wall-clock seconds from the load to the switch, its
+figures count the steps on both engines, and the other process's CPU time (not in the
+figures, which time this process) is summed up at the end.
 
 Games are the shared corpus's ticTacToe, connectFour and breakthrough (read from
 ``../shared/conformance/games``) and the bundled nineBoardTicTacToe and
@@ -330,10 +336,12 @@ def corpus_speeds(
     names: list[str],
     start_clock: float | None = None,
     warm_up: float | None = None,
+    compile_aside: bool = False,
 ) -> None:
     """Per corpus game: set-up, the engine ``auto`` picks, speeds, ratio to the prover;
     ``start_clock``: compile within what a match with that start clock allows;
-    ``warm_up``: seconds played before each figure (by default a fifth of ``seconds``)."""
+    ``warm_up``: seconds played before each figure (by default a fifth of ``seconds``);
+    ``compile_aside``: compile the games that fall back in another process meanwhile."""
     speeds = reference_speeds(reference)
     if not speeds:
         print(f"no reference figures at {reference}: the ratio is left out")
@@ -345,6 +353,7 @@ def corpus_speeds(
     print(
         f"{seconds:g} s of CPU time per figure after {warming} of warm-up; "
         f"engine auto within {limits}"
+        + (", games that fall back compiled aside" if compile_aside else "")
     )
     widths = [34, 9, 12, 17, 12, 12, 11, 9, 14]
     print(
@@ -359,6 +368,8 @@ def corpus_speeds(
     """Compiled games by how their rules were compiled, when not as written or raced."""
     setups: dict[str, list[float]] = {"compiled": [], "interpreter": []}
     reasons: Counter[str] = Counter()
+    aside_cpu: list[float] = []
+    """The other process's CPU time of each compile aside that switched its game."""
     paths = sorted(directory.glob("*.kif"))
     if wanted:  # named games, also bundled ones and paths
         found = {path.stem: path for path in paths}
@@ -374,13 +385,19 @@ def corpus_speeds(
                 engine="auto",
                 compile_time_limit=budget.time_limit,
                 max_ground_rules=budget.max_ground_rules,
+                compile_aside=compile_aside,
             )
         except GdlError as error:
             print(f"{path.stem:<34} refused: {error}", flush=True)
             continue
         setup = time.process_time() - start
-        engine = game.engine
+        loaded = game.engine.name
         api = timed_rate(api_steps(game), seconds, warm_up)
+        engine = game.engine
+        aside = game.compile_aside
+        switched = aside is not None and engine.name != loaded
+        if switched and aside is not None:
+            aside_cpu.append(aside.cpu_seconds)
         loop = (
             timed_rate(loop_steps(engine), seconds, warm_up)
             if isinstance(engine, CompiledEngine)
@@ -392,7 +409,7 @@ def corpus_speeds(
         totals["compiled"] += engine.name == "compiled"
         if ratio is not None:
             totals["ratios"].append((ratio, path.stem))
-        setups[engine.name].append(setup)
+        setups[loaded].append(setup)
         if isinstance(engine, CompiledEngine):
             form = engine.form
             if engine.form_race is not None:
@@ -405,7 +422,7 @@ def corpus_speeds(
         cells = [
             path.stem,
             f"{setup:.2f}",
-            engine.name,
+            f"aside {aside.seconds or 0:.1f}s" if switched and aside is not None else engine.name,
             f"{game.failed_compile_seconds:.2f}" if game.fallback_reason else "-",
             f"{api:,.0f}",
             "-" if loop is None else f"{loop:,.0f}",
@@ -427,6 +444,12 @@ def corpus_speeds(
         gc.collect()
     games, compiled = totals["games"], totals["compiled"]
     print(f"\n{compiled} of {games} games on the compiled engine")
+    if aside_cpu:
+        print(
+            f"{len(aside_cpu)} of them compiled aside, in another process: "
+            f"median {statistics.median(aside_cpu):.2f} s of its CPU time, "
+            f"longest {max(aside_cpu):.2f} s (not in the figures)"
+        )
     for form, stems in sorted(forms.items()):
         print(f"compiled {form}: {', '.join(stems)}")
     for name, times in setups.items():
@@ -490,6 +513,12 @@ def main() -> int:
         help="--corpus: seconds of random playouts before each figure (default: a fifth of "
         "--seconds; the prover's reference figures had 3)",
     )
+    parser.add_argument(
+        "--compile-aside",
+        action="store_true",
+        help="--corpus: compile the games that fall back in another process meanwhile, and "
+        "switch to that engine when it is ready",
+    )
     parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     args = parser.parse_args()
     if args.list_columns:
@@ -501,7 +530,13 @@ def main() -> int:
             return 1
         names = [] if args.games == DEFAULT_GAMES else args.games
         corpus_speeds(
-            args.corpus_dir, args.reference, args.seconds, names, args.start_clock, args.warm_up
+            args.corpus_dir,
+            args.reference,
+            args.seconds,
+            names,
+            args.start_clock,
+            args.warm_up,
+            args.compile_aside,
         )
         return 0
     benchmark(args.games, args.runs, args.seconds, args.batch, args.no_interpreter)

@@ -96,6 +96,10 @@ class PlayerAgent:
     that is answered ``busy``); ``reply_margin`` is how many seconds before the end
     of a clock the agent answers, to leave time for the reply to travel.
 
+    ``compile_aside`` has a game the start clock's budget could not compile played on
+    the interpreter while another process compiles it (see
+    :mod:`server.gdl.compile_aside`; ``None``: as ``GGP_COMPILE_ASIDE`` says).
+
     A match whose server sends nothing for longer than the clock of its last message
     (the start clock after START, the play clock after PLAY; or, if the answer took
     longer, from the answer) plus ``silence_margin`` seconds is forgotten, with a warning in the log, so that a server that vanished
@@ -109,12 +113,14 @@ class PlayerAgent:
         max_matches: int = 1,
         reply_margin: float = 0.25,
         silence_margin: float = SILENCE_MARGIN,
+        compile_aside: bool | None = None,
     ) -> None:
         render_info_reply(InfoReply(name=player.name, species=player.species))  # checks the names
         self.player = player
         self.max_matches = max_matches
         self.reply_margin = reply_margin
         self.silence_margin = silence_margin
+        self.compile_aside = compile_aside
         self.matches: dict[str, PlayerMatch] = {}
         self._silent_after: dict[str, float] = {}
         self._clock_ends: dict[str, float] = {}
@@ -265,7 +271,9 @@ class PlayerAgent:
         key = _pool_key(message)
         pooled = self.games.take(key)
         try:
-            game, state = await in_thread(_load_game, message, pooled, name="player-load")
+            game, state = await in_thread(
+                _load_game, message, pooled, self.compile_aside, name="player-load"
+            )
         except BaseException:
             self._ended_while_starting.discard(message.match_id)
             if pooled is not None:
@@ -498,16 +506,20 @@ def _pool_key(message: Start) -> Hashable:
     return rules, CompileBudget.for_start_clock(message.start_clock)
 
 
-def _load_game(message: Start, pooled: Game | None = None) -> tuple[Game, State]:
+def _load_game(
+    message: Start, pooled: Game | None = None, compile_aside: bool | None = None
+) -> tuple[Game, State]:
     """The game of a START message (``pooled``: the same rules, loaded for an earlier
     match) and its initial state (runs in a worker thread); the start clock decides how
-    long compiling the rules may take."""
+    long compiling the rules may take, and ``compile_aside`` whether a game it could not
+    compile is compiled in another process meanwhile."""
     try:
         budget = CompileBudget.for_start_clock(message.start_clock)
         game = pooled or Game(
             message.rules,
             compile_time_limit=budget.time_limit,
             max_ground_rules=budget.max_ground_rules,
+            compile_aside=compile_aside,
         )
     except GdlError as error:
         raise RequestRejected(f"the rules are not valid GDL: {error}") from None

@@ -71,6 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="forget a match whose server stays silent this many seconds past its clock "
         f"(default {SILENCE_MARGIN:g})",
     )
+    parser.add_argument(
+        "--compile-aside",
+        action="store_true",
+        default=None,
+        help="compile a game the start clock's budget cannot in another process while "
+        "playing on the interpreter, and switch when it is ready (also GGP_COMPILE_ASIDE=1)",
+    )
     parser.set_defaults(prog=parser.prog)
     parser.add_argument(
         "--parent-pid",
@@ -104,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     from .serve import serve
 
     try:
-        agent = PlayerAgent(player, silence_margin=args.silence_margin)
+        agent = PlayerAgent(
+            player, silence_margin=args.silence_margin, compile_aside=args.compile_aside
+        )
     except ValueError as error:
         print(f"{args.prog}: {error}", file=sys.stderr)
         return 2

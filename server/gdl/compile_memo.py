@@ -44,6 +44,14 @@ MemoKey = tuple[tuple[Any, ...], int, float]
 compile time limit."""
 
 
+def fails_again(error: GdlError) -> bool:
+    """Whether a failed compile attempt would fail again whatever the load (a count
+    past a cap, rules the compiler refuses), not only on a busy machine (the clock)."""
+    from .compiled import GroundingOverBudget, GroundingTooSlow
+
+    return isinstance(error, GroundingOverBudget) or not isinstance(error, GroundingTooSlow)
+
+
 def memo_key(rules: Iterable[Rule], *, max_ground_rules: int, time_limit: float) -> MemoKey:
     """What a compile is remembered by: rules that differ only in layout share it."""
     return tuple((rule.head, rule.body) for rule in rules), max_ground_rules, time_limit

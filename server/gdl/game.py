@@ -7,10 +7,10 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from .compile_budget import CompileBudget
-from .compile_memo import COMPILE_MEMO, MemoKey, memo_key
+from .compile_memo import COMPILE_MEMO, MemoKey, fails_again, memo_key
 from .engine import Engine
 from .engine_trial import Race
 from .errors import (
@@ -23,6 +23,9 @@ from .errors import (
 from .parser import Rule, parse_gdl, parse_term
 from .state import State
 from .terms import Compound, Constant, RawTerm, Term, to_kif, unwrap, wrap
+
+if TYPE_CHECKING:
+    from .compile_aside import AsideCompile
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +51,6 @@ def forget_failed_compiles() -> None:
 def forget_compiled_engines() -> None:
     """Forget every kept compiled engine: the next load of each game compiles it again."""
     COMPILE_MEMO.forget_engines()
-
-
-def _remembered(error: GdlError) -> bool:
-    """Whether a failed compile attempt would fail again whatever the load."""
-    from .compiled import GroundingOverBudget, GroundingTooSlow
-
-    return isinstance(error, GroundingOverBudget) or not isinstance(error, GroundingTooSlow)
 
 
 def _as_term(move: object) -> RawTerm:
@@ -94,6 +90,7 @@ class Game:
         engine: str | None = None,
         max_ground_rules: int | None = None,
         compile_time_limit: float | None = None,
+        compile_aside: bool | None = None,
     ) -> None:
         """Load ``rules``; ``engine`` is ``auto`` (default), ``interpreter`` or ``compiled``.
 
@@ -105,6 +102,11 @@ class Game:
         ``GGP_COMPILE_TIME_LIMIT`` and ``GGP_COMPILE_MAX_RULES``
         (without them 2 s, and a rule cap that grows with the time limit: see
         :mod:`.compile_budget`, which also gives the budget a start clock buys).
+
+        With ``compile_aside`` (default: the environment variable ``GGP_COMPILE_ASIDE``),
+        a game that ``auto`` could not compile within its budget is compiled in another
+        process within a larger one while the interpreter plays, and the game switches
+        to the compiled engine when it is ready (:mod:`.compile_aside`).
         """
         self.rules: list[Rule] = list(rules)
         if validate:
@@ -124,6 +126,11 @@ class Game:
         or lost with the same limits in this process for a reason that does not depend
         on the load: the fallback is then immediate)."""
         self.engine_reused = False
+        self.compile_aside: AsideCompile | None = None
+        """The compile in another process this game waits for or switched after (see
+        :mod:`.compile_aside`), when ``auto`` fell back for want of budget and
+        ``compile_aside`` was asked for."""
+        self._fallback_error: GdlError | None = None
         """Whether the compiled engine was kept from an earlier load of the same rules with
         the same limits in this process (see :mod:`.compile_memo`): no compile, no race."""
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
@@ -131,6 +138,11 @@ class Game:
         self._interpreter: Engine | None = None
         self._next_if_legal = getattr(self.engine, "next_if_legal", None)
         """The engine's one-call path for moves as :meth:`legal_moves` hands them out."""
+        if self._fallback_error is not None and chosen == "auto":
+            from .compile_aside import wanted
+
+            if wanted(compile_aside):
+                self._compile_aside(self._fallback_error)
 
     def _choose_engine(
         self, engine: str, max_ground_rules: int | None, time_limit: float | None
@@ -181,7 +193,7 @@ class Game:
                 if engine == "compiled":
                     raise
                 self.failed_compile_seconds = time.thread_time() - started
-                if _remembered(reason):
+                if fails_again(reason):
                     COMPILE_MEMO.keep_failure(key, reason)
                 return self._interpreter_instead(reason)
         if engine == "compiled":
@@ -214,9 +226,37 @@ class Game:
         """The interpreter, with the reason the compiled engine was not used."""
         from .interpreter import Interpreter
 
+        self._fallback_error = reason
         self.fallback_reason = getattr(reason, "reason", str(reason))
         log.info("using the interpreter: %s", reason)
         return Interpreter(self.rules)
+
+    def _compile_aside(self, error: GdlError) -> None:
+        """Compile the rules in another process within the larger budget of
+        :func:`.compile_aside.aside_budget`, when compiling failed for want of budget (not
+        for rules the compiler refuses, nor for a lost race)."""
+        from .compile_aside import RUNNER, aside_budget
+        from .compiled import GroundingTooLarge, GroundingTooSlow
+
+        if not isinstance(error, (GroundingTooLarge, GroundingTooSlow)):
+            return
+        budget, tried = aside_budget(), self.compile_budget
+        if tried is not None and (
+            budget.time_limit <= tried.time_limit
+            and budget.max_ground_rules <= tried.max_ground_rules
+        ):
+            return  # no larger than the budget that failed
+        race_seconds = min(RACE_SECONDS, budget.time_limit * RACE_SHARE)
+        self.compile_aside = RUNNER.submit(self.rules, budget, self, race_seconds)
+
+    def _switch_to(self, engine: Engine) -> None:
+        """Play on ``engine`` from the next call on (a compile aside ended)."""
+        if list(engine.roles) != self.roles:  # pragma: no cover - the same rules
+            log.warning("not switching engines: the roles differ")
+            return
+        self._next_if_legal = getattr(engine, "next_if_legal", None)
+        self.engine = engine
+        log.info("switched to the engine compiled aside")
 
     def _fallback(self) -> Engine:
         """The interpreter, for states or moves outside what the compiled engine grounded."""

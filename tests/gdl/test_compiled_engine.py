@@ -4,6 +4,7 @@ with the interpreter."""
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import random
 import re
@@ -363,3 +364,22 @@ def test_long_chains_in_batched_code_are_grouped_to_a_shallow_depth() -> None:
     assert expression.count("(") <= 5000 // CHAIN + 5000 // CHAIN**2 + 2
     assert _chain("&", ["F1", "F2"]) == "F1 & F2"
     assert _chain("|", []) == ""
+
+
+def test_a_portable_engine_runs_as_the_engine_it_was_made_from() -> None:
+    """What a compile aside sends back (pickled) answers as the engine compiled here,
+    bulk playouts included."""
+    path = BUNDLED / "nineBoardTicTacToe.kif"
+    engine = CompiledEngine.from_rules(parse_gdl(path.read_text(encoding="utf-8")))
+    received = CompiledEngine.from_portable(pickle.loads(pickle.dumps(engine.portable())))
+    assert received.source == engine.source and received.form == engine.form
+    assert not received.plan.network.rules and engine.plan.network.rules  # not sent
+    for state in _sample_states(engine, 40, seed=5):
+        assert received.terminal_compact(state) == engine.terminal_compact(state)
+        assert received.legal_indices(state) == engine.legal_indices(state)
+        assert received.goals_compact(state) == engine.goals_compact(state)
+        for joint in itertools.product(*(moves[:3] for moves in engine.legal_indices(state))):
+            assert received.next_compact(state, joint) == engine.next_compact(state, joint)
+    ours, theirs = engine.batch(64), received.batch(64)
+    assert theirs.run(steps=40, seed=3) == ours.run(steps=40, seed=3)
+    assert theirs.stats == ours.stats

@@ -216,9 +216,9 @@ def slow_loading(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real = players.agent._load_game
 
-    def slow(message: object, pooled: object = None) -> object:
+    def slow(message: object, pooled: object = None, compile_aside: object = None) -> object:
         time.sleep(1.5)
-        return real(message, pooled)  # type: ignore[arg-type]
+        return real(message, pooled, compile_aside)  # type: ignore[arg-type]
 
     monkeypatch.setattr(players.agent, "_load_game", slow)
 

@@ -1496,7 +1496,6 @@ def compile_plan(
 ) -> dict[str, Any]:
     """Generate, compile and run the module within ``caps`` (by default those of the
     default time limit); returns its namespace."""
-    network = plan.network
     assert plan.next is not None
     plan.deadline = deadline
     plan.caps = caps or CodeCaps()
@@ -1505,13 +1504,29 @@ def compile_plan(
     check_deadline(deadline, "generating code")
     if len(source) > plan.caps.max_source:
         raise _too_large(plan.caps.max_source)
-    namespace: dict[str, Any] = {"__source__": source, **tables}
+    code = with_numbers(compile(source, "<compiled game>", "exec"), numbers)
+    return run_module(plan, source, code, tables)
+
+
+def run_module(plan: Plan, source: str, code: CodeType, tables: dict[str, Any]) -> dict[str, Any]:
+    """Run a game's compiled module (``code``, compiled from ``source`` with its
+    numbers in place) with its ``tables``; returns its namespace, which keeps the three
+    under ``__source__``, ``__code__`` and ``__tables__`` (so that the module can be run
+    again elsewhere: :meth:`CompiledEngine.portable`)."""
+    network = plan.network
+    assert plan.next is not None
+    namespace: dict[str, Any] = {
+        "__source__": source,
+        "__code__": code,
+        "__tables__": tables,
+        **tables,
+    }
     for r in range(len(network.roles)):
         namespace[f"D{r}"] = tuple(network.does_bit(r, j) for j in range(len(network.moves[r])))
         namespace[f"K{r}"] = tuple(plan.next.keep[r])
         namespace[f"S{r}"] = tuple(plan.next.sets[r])
         namespace[f"Q{r}"] = tuple(plan.next.kill[r])
-    exec(with_numbers(compile(source, "<compiled game>", "exec"), numbers), namespace)
+    exec(code, namespace)  # noqa: S102 - generated from parsed terms only
     return namespace
 
 
@@ -1521,6 +1536,7 @@ __all__ = [
     "Numbers",
     "compile_plan",
     "generate",
+    "run_module",
     "generate_module",
     "with_numbers",
 ]

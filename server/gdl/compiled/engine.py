@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import marshal
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -15,7 +17,7 @@ from ..state import State
 from ..terms import RawTerm, Term, wrap
 from .batch import BatchRunner
 from .code_limits import BASE_TIME_LIMIT, CodeCaps, caps_for
-from .codegen import compile_plan
+from .codegen import compile_plan, run_module
 from .errors import (
     CompileError,
     GroundingOverBudget,
@@ -96,6 +98,23 @@ def rule_budget(time_limit: float) -> int:
 
 
 @dataclass(frozen=True)
+class PortableEngine:
+    """A compiled engine as another process can receive it (it pickles): the plan and
+    the module compiled from it, marshalled. :meth:`CompiledEngine.from_portable` runs
+    the module again, with no grounding and no code generation (see
+    :mod:`server.gdl.compile_aside`)."""
+
+    plan: Plan
+    source: str
+    code: bytes
+    """The module's code object, marshalled (read by the same Python only)."""
+    tables: dict[str, Any]
+    setup_seconds: float
+    form: str
+    form_race: FormRace | None
+
+
+@dataclass(frozen=True)
 class Playout:
     """The end of one random playout on compact states."""
 
@@ -139,6 +158,11 @@ class CompiledEngine:
         """The timed race between the rules as written and factored, when one was run
         (see :func:`_faster_form`)."""
         self.source: str = namespace["__source__"]
+        self._module: tuple[Any, dict[str, Any]] = (
+            namespace["__code__"],
+            namespace["__tables__"],
+        )
+        """The compiled module and its tables, for :meth:`portable`."""
         self._fluent_bit = {fluent: 1 << k for k, fluent in enumerate(network.fluents)}
         self._move_index = [{m: j for j, m in enumerate(ms)} for ms in network.moves]
         self._does_bits = [
@@ -256,6 +280,32 @@ class CompiledEngine:
                 ),
             )
             engine.setup_seconds = time.thread_time() - start
+        return engine
+
+    def portable(self) -> PortableEngine:
+        """This engine as another process can receive it: the plan without the network's
+        rules, which only planning reads (a third of the pickle)."""
+        code, tables = self._module
+        plan = self.plan
+        slim = dataclasses.replace(plan, network=dataclasses.replace(plan.network, rules={}))
+        return PortableEngine(
+            slim,
+            self.source,
+            marshal.dumps(code),
+            tables,
+            self.setup_seconds,
+            self.form,
+            self.form_race,
+        )
+
+    @classmethod
+    def from_portable(cls, portable: PortableEngine) -> CompiledEngine:
+        """The engine another process compiled (:meth:`portable`), its module run here."""
+        plan = portable.plan
+        plan.deadline = float("inf")  # the other process's clock: no deadline here
+        namespace = run_module(plan, portable.source, marshal.loads(portable.code), portable.tables)
+        engine = cls(plan, namespace, portable.setup_seconds, portable.form)
+        engine.form_race = portable.form_race
         return engine
 
     # -- compact states ----------------------------------------------------------

@@ -1,0 +1,60 @@
+"""A player asked to compile aside plays a game its start clock could not compile on
+the interpreter at once, and on the compiled engine once another process made it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from player_http import send, start_message
+
+from players.agent import PlayerAgent
+from players.legal_player import LegalPlayer
+from players.match import PlayerMatch
+from players.serve import running
+from server.gdl import Game
+from server.gdl.game import forget_compiled_engines, forget_failed_compiles
+
+
+class Remembering(LegalPlayer):
+    """Notes the game of every match it starts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.games: dict[str, Game] = {}
+
+    def start(self, match: PlayerMatch) -> None:
+        self.games[match.match_id] = match.game
+
+
+@pytest.fixture(autouse=True)
+def over_the_start_clocks_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule cap the ticking game is over: its set-up falls back to the interpreter."""
+    monkeypatch.setenv("GGP_COMPILE_MAX_RULES", "5")
+    monkeypatch.delenv("GGP_COMPILE_ASIDE", raising=False)
+    forget_failed_compiles()
+    forget_compiled_engines()
+
+
+@pytest.mark.parametrize("compile_aside", [True, False])
+async def test_a_player_switches_to_the_engine_compiled_aside_when_asked_to(
+    compile_aside: bool,
+) -> None:
+    player = Remembering()
+    agent = PlayerAgent(player, compile_aside=compile_aside)
+    async with running(agent) as url:
+        assert (await send(url, start_message("m.1", "left"))).body == "ready"
+        game = player.games["m.1"]
+        assert game.engine.name == "interpreter"
+        assert "more than 5 ground rules" in (game.fallback_reason or "")
+        if not compile_aside:
+            assert game.compile_aside is None
+        else:
+            assert game.compile_aside is not None
+            ended = await asyncio.get_running_loop().run_in_executor(
+                None, game.compile_aside.wait, 120
+            )
+            assert ended and game.engine.name == "compiled"
+        assert (await send(url, "( PLAY m.1 NIL )")).body == "tick"  # the first legal move
+        assert (await send(url, "( PLAY m.1 (tick noop) )")).body == "noop"
+        assert (await send(url, "( STOP m.1 (noop tick) )")).body == "done"
