@@ -15,6 +15,7 @@ import contextlib
 import functools
 import logging
 import math
+import os
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
@@ -25,6 +26,7 @@ from urllib.parse import unquote_plus
 from aiohttp import web
 
 from server.gdl import Game, GdlError, State
+from server.gdl.compile_aside import ASIDE_VARIABLE
 from server.gdl.compile_budget import CompileBudget
 from server.gdl.terms import Term, wrap_all
 from server.protocol import (
@@ -98,7 +100,8 @@ class PlayerAgent:
 
     ``compile_aside`` has a game the start clock's budget could not compile played on
     the interpreter while another process compiles it (see
-    :mod:`server.gdl.compile_aside`; ``None``: as ``GGP_COMPILE_ASIDE`` says).
+    :mod:`server.gdl.compile_aside`; ``None``: as ``GGP_COMPILE_ASIDE`` says, and
+    without it as the player wants, :attr:`Player.compiles_aside`).
 
     A match whose server sends nothing for longer than the clock of its last message
     (the start clock after START, the play clock after PLAY; or, if the answer took
@@ -133,6 +136,15 @@ class PlayerAgent:
         """Loaded games kept for later matches of the same rules."""
         self._loans: dict[int, _Loan] = {}
         """The pool's games in use, by the id of their match."""
+
+    def _compile_aside(self) -> bool | None:
+        """Whether games are compiled aside: as the agent was told, else as
+        ``GGP_COMPILE_ASIDE`` says when set, else as the player wants."""
+        if self.compile_aside is not None:
+            return self.compile_aside
+        if os.environ.get(ASIDE_VARIABLE, "").strip():
+            return None  # the environment decides
+        return self.player.compiles_aside
 
     # -- the HTTP side ------------------------------------------------------------
 
@@ -272,7 +284,7 @@ class PlayerAgent:
         pooled = self.games.take(key)
         try:
             game, state = await in_thread(
-                _load_game, message, pooled, self.compile_aside, name="player-load"
+                _load_game, message, pooled, self._compile_aside(), name="player-load"
             )
         except BaseException:
             self._ended_while_starting.discard(message.match_id)

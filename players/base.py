@@ -23,6 +23,11 @@ class Player:
     """The name the player gives in reply to INFO."""
     species: str | None = None
     """An optional species, also given in reply to INFO."""
+    compiles_aside: bool = False
+    """Whether the player wants a game its start clock could not compile compiled in
+    another process while it plays (see :mod:`server.gdl.compile_aside`): search
+    players do, as every transition they play faster is more search. The agent's
+    ``compile_aside`` and ``GGP_COMPILE_ASIDE`` decide over it."""
 
     def __init__(self, *, name: str | None = None, seed: int | None = None) -> None:
         if name is not None:

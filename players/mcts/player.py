@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from server.gdl import State
-from server.gdl.compiled import OutsideGroundingError
+from server.gdl.compiled import CompiledEngine, OutsideGroundingError
 from server.gdl.terms import Term
 
 from ..base import Player
@@ -56,10 +56,20 @@ class Thinking:
     search: Search
     clock: Clock
     role: int
+    left_the_grounding: bool = False
+    """Whether the match reached a state the compiled grounding never reached (its
+    search then stays on the interpreted model)."""
 
 
 class SearchPlayer(Player):
-    """Base of the search players: one :class:`Search` per match, run against the clock."""
+    """Base of the search players: one :class:`Search` per match, run against the clock.
+
+    They ask for games to be compiled aside (:attr:`Player.compiles_aside`); when a match's
+    game switches to the engine compiled aside, the next hook searches afresh on its
+    compact states (the tree built on the interpreter's states is dropped: a search on the
+    compiled engine catches up within a step)."""
+
+    compiles_aside = True
 
     def __init__(
         self,
@@ -122,10 +132,18 @@ class SearchPlayer(Player):
             search = self.new_search(model_of(match.game), rng)
             thinking = Thinking(search, Clock(), match.roles.index(match.role))
             match.memory[MEMORY_KEY] = thinking
+        elif (
+            isinstance(thinking.search.model, InterpretedModel)
+            and isinstance(match.game.engine, CompiledEngine)
+            and not thinking.left_the_grounding
+        ):  # the game switched to the engine compiled aside: search on its compact states
+            log.info("match %s: searching on the engine compiled aside", match.match_id)
+            thinking.search = self.new_search(model_of(match.game), thinking.search.rng)
         try:
             key = thinking.search.model.key(state)
         except OutsideGroundingError:  # a state the compiled grounding never reached
             log.warning("match %s: continuing on the interpreter", match.match_id)
+            thinking.left_the_grounding = True
             model = InterpretedModel(match.game)
             thinking.search = self.new_search(model, thinking.search.rng)
             key = model.key(state)

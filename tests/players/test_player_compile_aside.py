@@ -11,6 +11,9 @@ from player_http import send, start_message
 from players.agent import PlayerAgent
 from players.legal_player import LegalPlayer
 from players.match import PlayerMatch
+from players.mcts import MctsPlayer
+from players.mcts.model import CompiledModel, InterpretedModel
+from players.mcts.player import MEMORY_KEY
 from players.serve import running
 from server.gdl import Game
 from server.gdl.game import forget_compiled_engines, forget_failed_compiles
@@ -58,3 +61,27 @@ async def test_a_player_switches_to_the_engine_compiled_aside_when_asked_to(
         assert (await send(url, "( PLAY m.1 NIL )")).body == "tick"  # the first legal move
         assert (await send(url, "( PLAY m.1 (tick noop) )")).body == "noop"
         assert (await send(url, "( STOP m.1 (noop tick) )")).body == "done"
+
+
+async def test_a_search_player_asks_for_it_and_searches_on_the_compiled_engine_after() -> None:
+    agent = PlayerAgent(MctsPlayer(seed=1, iterations=40))
+    async with running(agent) as url:
+        assert (await send(url, start_message("m.2", "left"))).body == "ready"
+        match = agent.matches["m.2"]
+        assert match.memory[MEMORY_KEY].search.model.__class__ is InterpretedModel
+        aside = match.game.compile_aside
+        assert aside is not None  # no flag, no environment: the player asked for it
+        ended = await asyncio.get_running_loop().run_in_executor(None, aside.wait, 120)
+        assert ended and match.game.engine.name == "compiled"
+        assert (await send(url, "( PLAY m.2 NIL )")).body in ("tick", "tock")
+        assert match.memory[MEMORY_KEY].search.model.__class__ is CompiledModel
+
+
+async def test_the_environment_says_no_over_what_the_player_wants(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GGP_COMPILE_ASIDE", "0")
+    agent = PlayerAgent(MctsPlayer(seed=1, iterations=40))
+    async with running(agent) as url:
+        assert (await send(url, start_message("m.3", "left"))).body == "ready"
+        assert agent.matches["m.3"].game.compile_aside is None
