@@ -262,6 +262,8 @@ class _Runner:
         self._thread: threading.Thread | None = None
         self._process: subprocess.Popen[bytes] | None = None
         """The other process of the compile under way."""
+        self._answer: str | None = None
+        """The file it writes its answer to."""
 
     def submit(
         self, rules: list[Rule], budget: CompileBudget, game: Switchable, race_seconds: float
@@ -322,6 +324,7 @@ class _Runner:
         budget = (aside.budget.time_limit, aside.budget.max_ground_rules, aside.race_seconds)
         handle, answer = tempfile.mkstemp(prefix="ggp-compile-aside-", suffix=".pickle")
         os.close(handle)
+        self._answer = answer
         try:
             said, stopped = self._compile_in_child(aside, budget, answer)
             outcome: AsideOutcome | None = None
@@ -331,6 +334,7 @@ class _Runner:
                 except Exception:  # noqa: BLE001 - unreadable: the game plays on as it is
                     stopped = "the compiling process's answer could not be read"
         finally:
+            self._answer = None
             Path(answer).unlink(missing_ok=True)
         if outcome is None:
             aside.end(None, stopped or "the compiling process ended without an answer")
@@ -404,12 +408,17 @@ class _Runner:
         self._pending.clear()
         self._thread = None
         self._process = None
+        self._answer = None
 
     def stop(self) -> None:
-        """Stop the compile under way, if any (at exit)."""
-        process = self._process
+        """Stop the compile under way, if any, and remove its answer's file (at exit, when
+        the thread that waits for it may never run again)."""
+        process, answer = self._process, self._answer
         if process is not None and process.poll() is None:
             process.kill()
+            process.wait()
+        if answer is not None:
+            Path(answer).unlink(missing_ok=True)
 
 
 RUNNER = _Runner()
