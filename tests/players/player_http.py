@@ -6,6 +6,9 @@ import asyncio
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from players.legal_player import LegalPlayer
+from players.match import PlayerMatch
+from server.gdl import Game
 from server.protocol.http import request_bytes
 
 TICKING = """
@@ -68,3 +71,14 @@ async def send(url: str, message: str) -> Reply:
 def start_message(match_id: str, role: str, start_clock: int = 5, play_clock: int = 3) -> str:
     """A START for the ticking game."""
     return f"( START {match_id} {role} {TICKING_RULES} {start_clock} {play_clock})"
+
+
+class Remembering(LegalPlayer):
+    """A legal player that notes the game of every match it starts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.games: dict[str, Game] = {}
+
+    def start(self, match: PlayerMatch) -> None:
+        self.games[match.match_id] = match.game

@@ -6,28 +6,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from player_http import send, start_message
+from player_http import Remembering, send, start_message
 
 from players.agent import PlayerAgent
-from players.legal_player import LegalPlayer
-from players.match import PlayerMatch
 from players.mcts import MctsPlayer
 from players.mcts.model import CompiledModel, InterpretedModel
 from players.mcts.player import MEMORY_KEY
 from players.serve import running
-from server.gdl import Game
 from server.gdl.game import forget_compiled_engines, forget_failed_compiles
-
-
-class Remembering(LegalPlayer):
-    """Notes the game of every match it starts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.games: dict[str, Game] = {}
-
-    def start(self, match: PlayerMatch) -> None:
-        self.games[match.match_id] = match.game
 
 
 @pytest.fixture(autouse=True)

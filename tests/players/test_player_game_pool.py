@@ -6,27 +6,14 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from player_http import TICKING_RULES, send, start_message
+from player_http import TICKING_RULES, Remembering, send, start_message
 
 from players.agent import PlayerAgent
 from players.game_pool import GamePool
-from players.legal_player import LegalPlayer
 from players.match import PlayerMatch
 from players.serve import running
-from server.gdl import Game
 
 OTHER_RULES = TICKING_RULES.replace("(goal ?r 50)", "(goal ?r 40)")
-
-
-class Remembering(LegalPlayer):
-    """Notes the game of every match it starts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.games: dict[str, Game] = {}
-
-    def start(self, match: PlayerMatch) -> None:
-        self.games[match.match_id] = match.game
 
 
 async def _idle_games(agent: PlayerAgent, count: int) -> int:
