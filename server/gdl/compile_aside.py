@@ -76,8 +76,6 @@ def wanted(compile_aside: bool | None) -> bool:
     """Whether a game compiles aside: as asked, else as ``GGP_COMPILE_ASIDE`` says."""
     if compile_aside is not None:
         return compile_aside
-    import os
-
     return os.environ.get(ASIDE_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
 
 
@@ -115,6 +113,9 @@ class AsideCompile:
         """CPU time each engine is timed at most in the race."""
         self.games: weakref.WeakSet[Any] = weakref.WeakSet()
         self.finished = threading.Event()
+        self._switching = threading.Lock()
+        """Held while games join and while the engine is handed to them, so that none
+        joins between the hand-over and the end."""
         self.engine: Engine | None = None
         """The compiled engine, once it is here and won its race."""
         self.reason: str | None = None
@@ -156,22 +157,25 @@ class AsideCompile:
 
     def join(self, game: Switchable) -> None:
         """Have ``game`` switch to the engine when it is here (at once if it is)."""
-        self.games.add(game)
-        if self.finished.is_set() and self.engine is not None:
-            game._switch_to(self.engine)
+        with self._switching:
+            self.games.add(game)
+            if self.finished.is_set() and self.engine is not None:
+                game._switch_to(self.engine)
 
     def end(self, engine: Engine | None, reason: str | None) -> None:
         """Record how it ended and switch the games waiting for it."""
         self.engine, self.reason = engine, reason
         if self.started is not None:
             self.seconds = time.monotonic() - self.started
+        with self._switching:
+            if engine is not None:
+                for game in list(self.games):
+                    game._switch_to(engine)
+            self.finished.set()
         if engine is not None:
-            for game in list(self.games):
-                game._switch_to(engine)
             log.info("compiled aside in %.1f s of CPU time: switched", self.cpu_seconds)
         else:
             log.info("no compile aside: %s", reason)
-        self.finished.set()
 
     def __repr__(self) -> str:
         return f"<AsideCompile {self.status}{': ' + self.reason if self.reason else ''}>"
@@ -401,6 +405,7 @@ class _Runner:
         and the games that waited for them are the parent's (their copies here play on
         the interpreter)."""
         for aside in self._pending.values():
+            aside._switching = threading.Lock()  # maybe held by a thread not in this child
             aside.reason = "the process was forked while it compiled aside"
             aside.finished.set()
         self._lock = threading.Lock()
