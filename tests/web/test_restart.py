@@ -80,12 +80,32 @@ async def start_serve(data: Path, port: int, *extra: str) -> asyncio.subprocess.
         env={**os.environ, "GGP_DATABASE_URL": "", "GGP_HOST_KEY": ""},
     )
     assert process.stdout is not None
+    said: list[str] = []
     async with asyncio.timeout(30):
         while True:
             line = (await process.stdout.readline()).decode()
-            assert line, "ggp serve exited before serving"
+            if not line:
+                raise ServeExited("".join(said))
+            said.append(line)
             if line.startswith("serving on"):
                 return process
+
+
+class ServeExited(AssertionError):
+    """``ggp serve`` exited before serving; the message is what it printed."""
+
+
+async def start_serve_on_a_free_port(data: Path) -> tuple[asyncio.subprocess.Process, int]:
+    """``ggp serve`` on a port free a moment before; another one if that port was taken
+    meanwhile (by a process of another test, which may be handed a port just probed)."""
+    for _ in range(3):
+        port = free_port()
+        try:
+            return await start_serve(data, port), port
+        except ServeExited as exited:
+            if "cannot listen" not in str(exited):
+                raise
+    raise AssertionError("no free port for ggp serve in three tries")
 
 
 async def poll(session: aiohttp.ClientSession, url: str, done: Any, seconds: float = 60) -> Any:
@@ -102,14 +122,13 @@ async def poll(session: aiohttp.ClientSession, url: str, done: Any, seconds: flo
 async def test_a_killed_service_aborts_or_requeues_interrupted_matches(
     tmp_path: Path, requeue: bool
 ) -> None:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
     async with (
         local_players(["random", "legal"], seed=3) as (random_url, legal_url),
         slow_player() as slow_url,
         aiohttp.ClientSession() as session,
     ):
-        server = await start_serve(tmp_path, port)
+        server, port = await start_serve_on_a_free_port(tmp_path)
+        base = f"http://127.0.0.1:{port}"
         try:
             players = {"rnd": random_url, "lgl": legal_url, "slow1": slow_url, "slow2": slow_url}
             for name, url in players.items():

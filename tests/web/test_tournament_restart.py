@@ -25,7 +25,7 @@ from players.serve import running
 from server.gdl import State
 from server.gdl.terms import Term
 
-from .test_restart import HEADERS, free_port, poll, start_serve
+from .test_restart import HEADERS, poll, start_serve, start_serve_on_a_free_port
 
 GAME = "double_tictactoe_dengji"
 NAMES = ["ann", "bob", "cat", "dan"]
@@ -122,9 +122,8 @@ async def test_killed_several_times_a_round_robin_ends_as_an_uninterrupted_one(
     rng = random.Random(12)
     async with seeded_players() as urls, aiohttp.ClientSession() as session:
         # the reference: the same tournament, never interrupted
-        port = free_port()
+        server, port = await start_serve_on_a_free_port(tmp_path / "calm")
         base = f"http://127.0.0.1:{port}"
-        server = await start_serve(tmp_path / "calm", port)
         try:
             calm_id = await create(session, base, urls)
             calm_table, calm_matches = await outcome(session, base, calm_id)
@@ -132,10 +131,9 @@ async def test_killed_several_times_a_round_robin_ends_as_an_uninterrupted_one(
             await stop(server, signal.SIGTERM)
 
         # the same tournament, SIGKILLed while a match is under way, several times
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
         data = tmp_path / "killed"
-        server = await start_serve(data, port)
+        server, port = await start_serve_on_a_free_port(data)
+        base = f"http://127.0.0.1:{port}"
         tournament_id = await create(session, base, urls)
         matches_url = f"{base}/api/tournaments/{tournament_id}/matches"
         for kill in range(KILLS):
