@@ -394,10 +394,9 @@ def corpus_speeds(
         loaded = game.engine.name
         api = timed_rate(api_steps(game), seconds, warm_up)
         engine = game.engine
-        aside = game.compile_aside
-        switched = aside is not None and engine.name != loaded
-        if switched and aside is not None:
-            aside_cpu.append(aside.cpu_seconds)
+        switched = game.compile_aside if engine.name != loaded else None
+        if switched is not None:
+            aside_cpu.append(switched.cpu_seconds)
         loop = (
             timed_rate(loop_steps(engine), seconds, warm_up)
             if isinstance(engine, CompiledEngine)
@@ -422,7 +421,7 @@ def corpus_speeds(
         cells = [
             path.stem,
             f"{setup:.2f}",
-            f"aside {aside.seconds or 0:.1f}s" if switched and aside is not None else engine.name,
+            engine.name if switched is None else f"aside {switched.seconds or 0:.1f}s",
             f"{game.failed_compile_seconds:.2f}" if game.fallback_reason else "-",
             f"{api:,.0f}",
             "-" if loop is None else f"{loop:,.0f}",

@@ -26,7 +26,7 @@ from urllib.parse import unquote_plus
 from aiohttp import web
 
 from server.gdl import Game, GdlError, State
-from server.gdl.compile_aside import ASIDE_VARIABLE
+from server.gdl.compile_aside import ASIDE_VARIABLE, wanted
 from server.gdl.compile_budget import CompileBudget
 from server.gdl.terms import Term, wrap_all
 from server.protocol import (
@@ -124,6 +124,8 @@ class PlayerAgent:
         self.reply_margin = reply_margin
         self.silence_margin = silence_margin
         self.compile_aside = compile_aside
+        if compile_aside is None:
+            wanted(None)  # a GGP_COMPILE_ASIDE it cannot read is refused now, not at START
         self.matches: dict[str, PlayerMatch] = {}
         self._silent_after: dict[str, float] = {}
         self._clock_ends: dict[str, float] = {}

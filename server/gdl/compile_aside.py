@@ -66,17 +66,29 @@ all dropped."""
 
 def aside_budget() -> CompileBudget:
     """The budget of a compile aside: what a 60 s start clock buys (10 s of CPU time,
-    480,000 ground rules)."""
+    480,000 ground rules), whatever ``GGP_COMPILE_TIME_LIMIT`` and
+    ``GGP_COMPILE_MAX_RULES`` say: they set the budget of set-up, which failed."""
     from .compiled.engine import DEFAULT_MAX_GROUND_RULES, rule_budget
 
     return CompileBudget(MAX_TIME_LIMIT, max(DEFAULT_MAX_GROUND_RULES, rule_budget(MAX_TIME_LIMIT)))
 
 
+YES = ("1", "true", "yes", "on")
+NO = ("", "0", "false", "no", "off")
+
+
 def wanted(compile_aside: bool | None) -> bool:
-    """Whether a game compiles aside: as asked, else as ``GGP_COMPILE_ASIDE`` says."""
+    """Whether a game compiles aside: as asked, else as ``GGP_COMPILE_ASIDE`` says
+    (a :class:`ValueError` that says what it takes when it says something else)."""
     if compile_aside is not None:
         return compile_aside
-    return os.environ.get(ASIDE_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+    said = os.environ.get(ASIDE_VARIABLE, "").strip().lower()
+    if said not in YES and said not in NO:
+        raise ValueError(
+            f"{ASIDE_VARIABLE} is {said!r}; use 1, true, yes or on to compile aside, "
+            "0, false, no or off not to"
+        )
+    return said in YES
 
 
 class Switchable(Protocol):

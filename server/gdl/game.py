@@ -126,13 +126,14 @@ class Game:
         or lost with the same limits in this process for a reason that does not depend
         on the load: the fallback is then immediate)."""
         self.engine_reused = False
+        """Whether the compiled engine was kept from an earlier load of the same rules with
+        the same limits in this process (see :mod:`.compile_memo`): no compile, no race."""
         self.compile_aside: AsideCompile | None = None
         """The compile in another process this game waits for or switched after (see
         :mod:`.compile_aside`), when ``auto`` fell back for want of budget and
         ``compile_aside`` was asked for."""
         self._fallback_error: GdlError | None = None
-        """Whether the compiled engine was kept from an earlier load of the same rules with
-        the same limits in this process (see :mod:`.compile_memo`): no compile, no race."""
+        """What made ``auto`` fall back, when it did."""
         self.engine: Engine = self._choose_engine(chosen, max_ground_rules, compile_time_limit)
         self.roles: list[str] = list(self.engine.roles)
         self._interpreter: Engine | None = None

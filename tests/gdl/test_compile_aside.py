@@ -227,3 +227,13 @@ def test_a_forked_child_starts_its_own_compiles_aside() -> None:
         os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     assert said == b"ok"
+
+
+def test_a_compile_aside_setting_it_cannot_read_is_refused_with_what_it_takes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(compile_aside.ASIDE_VARIABLE, "maybe")
+    with pytest.raises(ValueError, match="GGP_COMPILE_ASIDE is 'maybe'; use 1, true"):
+        Game.from_file(NINE_BOARD, max_ground_rules=SET_UP_RULES)
+    monkeypatch.setenv(compile_aside.ASIDE_VARIABLE, " Off ")
+    assert Game.from_file(NINE_BOARD, max_ground_rules=SET_UP_RULES).compile_aside is None

@@ -4,6 +4,9 @@ the interpreter at once, and on the compiled engine once another process made it
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 import pytest
 from player_http import Remembering, send, start_message
@@ -71,3 +74,19 @@ async def test_the_environment_says_no_over_what_the_player_wants(
     async with running(agent) as url:
         assert (await send(url, start_message("m.3", "left"))).body == "ready"
         assert agent.matches["m.3"].game.compile_aside is None
+
+
+def test_a_player_command_refuses_a_compile_aside_setting_it_cannot_read() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "players", "random", "--port", "0"],
+        env={**os.environ, "GGP_COMPILE_ASIDE": "maybe"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        "GGP_COMPILE_ASIDE is 'maybe'; use 1, true, yes or on "
+        "to compile aside, 0, false, no or off not to"
+    )
+    assert "Traceback" not in done.stderr

@@ -1536,7 +1536,7 @@ __all__ = [
     "Numbers",
     "compile_plan",
     "generate",
-    "run_module",
     "generate_module",
+    "run_module",
     "with_numbers",
 ]
