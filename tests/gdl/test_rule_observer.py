@@ -74,6 +74,50 @@ def test_an_exception_of_the_observer_stops_grounding_and_is_kept() -> None:
     assert len(observer.calls) == 3
 
 
+class Sink(Recorder):
+    """A recorder that takes the plain rules in a list (a ``PlainRuleSink``) and stops
+    after the ``stop_at``-th of them, in ``look``."""
+
+    def __init__(self, stop_at: int | None = None) -> None:
+        super().__init__()
+        self.plain_rules: list[tuple[int, tuple[int, ...]]] = []
+        self.next_look = 2
+        self.looks: list[int] = []
+        self.stop_at = stop_at
+
+    def look(self) -> None:
+        self.looks.append(len(self.plain_rules))
+        self.next_look += 2
+        if self.stop_at is not None and len(self.plain_rules) >= self.stop_at:
+            raise ValueError("seen enough plain rules")
+
+
+def test_a_sink_has_the_plain_rules_appended_and_the_others_called() -> None:
+    through_python = observed(False, Recorder())
+    sink = Sink()
+    control = clingo.Control(["--warn=none"])
+    assert register_rule_observer(control, sink) is not None
+    control.add("base", [], PROGRAM)
+    control.ground([("base", [])])
+    plain = [(head[0], tuple(body)) for choice, head, body in through_python.calls if not choice]
+    assert sink.plain_rules == plain and len(plain) >= 4
+    assert sink.calls == [call for call in through_python.calls if call[0]]
+    assert sink.looks == list(range(2, len(plain) + 1, 2))
+    assert sink.atoms == through_python.atoms
+
+
+def test_an_exception_of_the_sinks_look_stops_grounding_and_is_kept() -> None:
+    sink = Sink(stop_at=2)
+    control = clingo.Control(["--warn=none"])
+    registration = register_rule_observer(control, sink)
+    assert registration is not None
+    control.add("base", [], PROGRAM)
+    with pytest.raises(RuntimeError, match="seen enough plain rules"):
+        control.ground([("base", [])])
+    assert isinstance(registration.failure, ValueError)
+    assert len(sink.plain_rules) == 2
+
+
 def program_of(game: str, budget: int | None = None) -> GroundProgram:
     rules = parse_gdl((ROOT / "server" / "games" / f"{game}.kif").read_text(encoding="utf-8"))
     return ground(rules, max_rules=10**6, deadline=1e9, budget=budget, work_budget=1e18)

@@ -113,31 +113,37 @@ class EstimateFloor:
         derived.update(heads)
         derived.update([-head for head in heads])
         bodies = literals = 0
+        seen_add = seen.add
         for head, body in rules:
-            # literals on atoms nothing has derived yet are left out, and the bodies they
-            # may make false: the estimate leaves out those nothing ever derives
-            if len(body) > 1:
+            size = len(body)
+            if size > 1:
                 rest = [literal for literal in body if literal not in choices]
                 if not derived.issuperset(rest):
-                    if any(literal > 0 and literal not in derived for literal in rest):
+                    # literals on atoms nothing has derived yet are left out, and the bodies
+                    # they may make false: the estimate leaves out those nothing ever derives
+                    missing = [literal for literal in rest if literal not in derived]
+                    if max(missing) > 0:
                         continue
                     rest = [literal for literal in rest if literal in derived]
-                    body = tuple(
-                        literal for literal in body if literal in choices or literal in derived
-                    )
-            elif body and body[0] not in derived and body[0] not in choices:
+                    size -= len(missing)
+                    if size < 2:
+                        body = tuple(
+                            literal for literal in body if literal in choices or literal in derived
+                        )
+            elif size and body[0] not in derived and body[0] not in choices:
                 if body[0] > 0:
                     continue
                 body = ()
-            if len(body) > 1:
-                key = (head, *sorted(rest))  # maybe merged by does-grouping, or repeated
+                size = 0
+            if size > 1:
+                key = (head, *sorted(rest)) if len(rest) > 1 else (head, *rest)
             else:
                 key = (head, *body)  # maybe repeated
             if key in seen:
                 continue
-            seen.add(key)
+            seen_add(key)
             bodies += 1
-            literals += len(body)
+            literals += size
         self.bodies += bodies
         self.literals += literals
 

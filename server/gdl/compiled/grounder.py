@@ -131,6 +131,9 @@ class _Collector:
         self.floored = 0
         """The rules counted into the floor so far."""
         self.rules: list[tuple[int, tuple[int, ...]]] = []
+        self.plain_rules = self.rules
+        """The same list, for the C callback to append the plain rules to itself
+        (:class:`~server.gdl.compiled.rule_observer.PlainRuleSink`)."""
         self.next_look = min(1024, self.max_rules + 1)
         """The count of rules at which :meth:`look` is called next."""
         self.symbols: list[tuple[clingo.Symbol, int]] = []
