@@ -290,6 +290,63 @@ def test_grounding_stops_once_the_floor_passes_the_budget(
     assert 0 < len(counted) < total / 2 + 1024
 
 
+SAMPLED_CELLS = 5000
+"""A counter of 40,003 ground rules: past ``FLOOR_SAMPLED_FROM`` rules its floor is
+sampled."""
+
+
+def test_past_its_first_rules_the_floor_counts_a_sample_of_the_batches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = parse_gdl(shifting_counter(SAMPLED_CELLS))
+    counted: list[int] = []
+    add = EstimateFloor.add
+
+    def counting(self: EstimateFloor, batch: list[tuple[int, tuple[int, ...]]]) -> None:
+        counted.append(len(batch))
+        add(self, batch)
+
+    monkeypatch.setattr(EstimateFloor, "add", counting)
+    sampled = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
+    total = len(sampled.rules)
+    first = grounder.FLOOR_SAMPLED_FROM
+    assert total > 2 * first
+    # the first rules all, then one batch in four (and the last)
+    assert first < sum(counted) < first + (total - first) / 2
+    monkeypatch.setattr(grounder, "FLOOR_SAMPLED_FROM", 10**9)
+    counted.clear()
+    every_batch = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
+    assert sum(counted) == total
+    # a lower bound still, below the one counted from every batch
+    assert 0.5 * every_batch.estimate_floor < sampled.estimate_floor < every_batch.estimate_floor
+    estimate = build_network(every_batch, _roles(rules)).stats["estimated_us"]
+    assert every_batch.estimate_floor <= estimate
+
+
+def test_a_sampled_floor_nearing_the_budget_counts_every_batch_and_stops_in_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = parse_gdl(shifting_counter(SAMPLED_CELLS))
+    every_batch = ground(rules, max_rules=10**9, deadline=1e9, work_budget=1e18)
+    with monkeypatch.context() as patched:
+        patched.setattr(grounder, "FLOOR_SAMPLED_FROM", 10**9)
+        exact = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
+    counted: list[int] = []
+    add = EstimateFloor.add
+
+    def counting(self: EstimateFloor, batch: list[tuple[int, tuple[int, ...]]]) -> None:
+        counted.append(len(batch))
+        add(self, batch)
+
+    monkeypatch.setattr(EstimateFloor, "add", counting)
+    with pytest.raises(NetworkOverBudget):
+        ground(rules, max_rules=10**6, deadline=1e9, work_budget=0.8 * exact)
+    # the batches left out were counted once the sample neared the budget, and grounding
+    # stopped about where counting every batch stops it, well before the end
+    assert sum(counted) < 0.9 * len(every_batch.rules)
+    assert sum(counted) > 0.6 * len(every_batch.rules)
+
+
 @pytest.mark.parametrize("game", ["nineBoardTicTacToe", "double_tictactoe_dengji"])
 def test_every_input_is_opened_before_a_rule_reads_it(
     monkeypatch: pytest.MonkeyPatch, game: str

@@ -147,9 +147,28 @@ class EstimateFloor:
         self.bodies += bodies
         self.literals += literals
 
+    def note(self, rules: Sequence[tuple[int, tuple[int, ...]]]) -> None:
+        """Take the heads of ground rules left uncounted (for now): a later body on them
+        is not left out for want of a rule. Leaving rules out, or counting them later,
+        when more heads are known, still counts at most the bodies and literals of the
+        estimate, which knows every head."""
+        heads = [head for head, _ in rules]
+        self.derived.update(heads)
+        self.derived.update([-head for head in heads])
+
     def estimate(self, rules: int) -> int:
         """The bound (microseconds) after ``rules`` ground rules."""
         return estimated_us(rules, len(self.choices), self.bodies, self.literals)
+
+    def extrapolated(self, rules: int, counted: int) -> float:
+        """The estimate after ``rules`` ground rules, as if the bodies and literals of
+        the ``counted`` of them counted so far held for all."""
+        scale = rules / counted if counted else 1.0
+        return (
+            US_PER_GROUND_RULE * rules
+            + US_PER_INPUT * len(self.choices)
+            + scale * (US_PER_BODY * self.bodies + US_PER_LITERAL * self.literals)
+        )
 
 
 __all__ = [

@@ -56,7 +56,8 @@ class GroundProgram:
     """The printed atoms not yet decoded into ``names`` and ``facts``."""
     predicates: dict[str, RelationKey] = field(default_factory=dict)
     estimate_floor: int = 0
-    """The lower bound of the cost estimate counted while grounding (0 when not)."""
+    """The lower bound of the cost estimate counted while grounding (0 when not); past
+    :data:`FLOOR_SAMPLED_FROM` rules, maybe from a sample of the batches."""
     opened_by: dict[int, int] = field(default_factory=dict)
     """The input each choice rule on one atom opens, by that atom: the ``true`` atom of
     each ``next`` atom that is not a fact, the ``does`` atom of each ``legal`` atom."""
@@ -99,13 +100,27 @@ class NothingToComplement(CompileError):
     game has none (the program would be the one grounded as written)."""
 
 
+FLOOR_SAMPLED_FROM = 16_384
+"""The ground rules counted into the floor one by one before it is sampled."""
+FLOOR_SAMPLE_EVERY = 4
+"""Past :data:`FLOOR_SAMPLED_FROM`, one batch of 1,024 rules in this many is counted into
+the floor, the others only noted (:meth:`EstimateFloor.note`), while the floor
+extrapolated from the batches counted stays under :data:`FLOOR_CATCH_UP_SHARE` of the
+budget: most attempts that fail stop at the rule cap, with the floor far below the budget,
+and counting it was a quarter of their time (kalaha6x2x4, alexChess)."""
+FLOOR_CATCH_UP_SHARE = 0.5
+"""The share of the work budget past which the floor extrapolated from its sample has the
+batches left out counted, and every batch after."""
+
+
 class _Collector:
     """A clingo observer that records the ground program and enforces the caps.
 
     Grounding stops at the first rule past ``max_rules`` or past ``budget`` (the
     rules the time limit allows), whichever is lower, at the deadline, and, when a
     ``work_budget`` is given, as soon as a lower bound of the cost estimate
-    (:class:`EstimateFloor`) passes it.
+    (:class:`EstimateFloor`) passes it. Past :data:`FLOOR_SAMPLED_FROM` rules that bound
+    counts a sample of the batches until it nears the budget (a lower bound still).
     """
 
     def __init__(
@@ -129,7 +144,13 @@ class _Collector:
         self.work_budget = work_budget
         self.floor = EstimateFloor(self.choices) if work_budget < float("inf") else None
         self.floored = 0
+        """The rules counted into the floor, or noted, so far."""
+        self.counted = 0
         """The rules counted into the floor so far."""
+        self.left_out: list[tuple[int, int]] = []
+        """The batches (first and end rule) only noted, while the floor is sampled."""
+        self.sampling = True
+        """Whether the floor may still be sampled (until it nears the budget)."""
         self.rules: list[tuple[int, tuple[int, ...]]] = []
         self.plain_rules = self.rules
         """The same list, for the C callback to append the plain rules to itself
@@ -172,14 +193,39 @@ class _Collector:
             except CompileError as error:
                 self.stop(error)
 
-    def count_floor(self) -> int:
+    def count_floor(self, last: bool = False) -> int:
         """The bound of the rules so far (counted since the last look, in one batch:
-        cheaper than rule by rule, and the same)."""
-        assert self.floor is not None
-        count = len(self.rules)
-        self.floor.add(self.rules[self.floored : count])
+        cheaper than rule by rule, and the same). Past :data:`FLOOR_SAMPLED_FROM` rules,
+        batches are left out but one in :data:`FLOOR_SAMPLE_EVERY` until the floor
+        extrapolated from those counted nears the budget; they are then counted, and
+        every batch after. ``last``: the batch that ends the program, counted."""
+        floor = self.floor
+        assert floor is not None
+        rules = self.rules
+        count = len(rules)
+        start = self.floored
         self.floored = count
-        return self.floor.estimate(count)
+        if (
+            not last
+            and self.sampling
+            and start >= FLOOR_SAMPLED_FROM
+            and (start // 1024) % FLOOR_SAMPLE_EVERY
+        ):
+            floor.note(rules[start:count])
+            self.left_out.append((start, count))
+        else:
+            floor.add(rules[start:count])
+            self.counted += count - start
+        if (
+            self.left_out
+            and floor.extrapolated(count, self.counted) > FLOOR_CATCH_UP_SHARE * self.work_budget
+        ):
+            for first, end in self.left_out:
+                floor.add(rules[first:end])
+                self.counted += end - first
+            self.left_out = []
+            self.sampling = False
+        return floor.estimate(count)
 
     def weight_rule(self, choice: bool, head: list[int], lower: int, body: list) -> None:
         self.stop(CompileError("the ground program has a weight rule"))
@@ -280,7 +326,7 @@ def ground(
         opened_by=collector.opened_by,
     )
     if collector.floor is not None:
-        program.estimate_floor = collector.count_floor()
+        program.estimate_floor = collector.count_floor(last=True)
     if read_names:
         program.read_names(deadline)
     return program
