@@ -1,0 +1,137 @@
+"""What a failed compile attempt costs before the interpreter takes over, game by game.
+
+    python benchmarks/failed_compiles.py                        # every corpus game
+    python benchmarks/failed_compiles.py --loads 5 chess alexChess
+    python benchmarks/failed_compiles.py --start-clock 60       # a 60 s start clock's budget
+
+Each game of ``../shared/conformance/games`` (or each named one: a corpus name, a bundled
+name or a ``.kif`` path) is loaded with engine ``auto``. A game that compiles is counted
+and left. A game that falls back to the interpreter is loaded ``--loads`` times in all,
+and gets a row: the best and the median of ``Game.failed_compile_seconds`` (CPU time of
+the loading thread from the start of the attempt to the fallback), and why it fell back.
+A process remembers the games it failed to compile and does not try them again; those
+memories are forgotten before each load here, so that every load makes the attempt.
+
+The best of several loads is the figure to compare: on a shared machine one load can
+take half as long again as the next. The summary gives the games that fall back, the
+median and the longest of their best figures, and the games whose best is over
+``--target`` seconds (the heavy-games issue's 0.5 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from server.gdl import Game, GdlError  # noqa: E402
+from server.gdl.compile_budget import CompileBudget  # noqa: E402
+from server.gdl.compile_memo import COMPILE_MEMO  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "conformance" / "games"
+BUNDLED = ROOT / "server" / "games"
+COLUMNS = ["game", "best s", "median s", "loads", "why it fell back"]
+WIDTHS = [34, 8, 10, 7, 0]
+REASON_WIDTH = 100
+
+
+def game_paths(directory: Path, names: list[str]) -> list[Path]:
+    """The corpus's games, or the named ones (corpus or bundled names, or paths)."""
+    if not names:
+        return sorted(directory.glob("*.kif"))
+    found = []
+    for name in names:
+        candidates = [Path(name), directory / f"{name}.kif", BUNDLED / f"{name}.kif"]
+        found.append(next((path for path in candidates if path.is_file()), Path(name)))
+    return found
+
+
+def row(cells: list[str]) -> str:
+    """One line of the table, the game's name left-aligned and the figures right."""
+    return "".join(
+        cell.ljust(width) if index == 0 else (cell.rjust(width) if width else "  " + cell)
+        for index, (cell, width) in enumerate(zip(cells, WIDTHS, strict=True))
+    )
+
+
+def failed_compile_costs(path: Path, budget: CompileBudget, loads: int) -> tuple[list[float], str]:
+    """The failed compile seconds of each load (none when the game compiles), and why it
+    fell back."""
+    seconds: list[float] = []
+    reason = ""
+    for _ in range(loads):
+        COMPILE_MEMO.forget_failures()
+        game = Game.from_file(
+            path,
+            engine="auto",
+            compile_time_limit=budget.time_limit,
+            max_ground_rules=budget.max_ground_rules,
+        )
+        if game.fallback_reason is None:
+            return [], ""
+        seconds.append(game.failed_compile_seconds)
+        reason = game.fallback_reason
+    return seconds, reason
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("games", nargs="*", help="names or paths (default: the whole corpus)")
+    parser.add_argument("--loads", type=int, default=3, help="loads of a game that falls back")
+    parser.add_argument("--corpus-dir", type=Path, default=CORPUS, help="the games' folder")
+    parser.add_argument(
+        "--start-clock",
+        type=float,
+        default=None,
+        help="compile within what a match with this start clock allows "
+        "(default: the engine's own limits)",
+    )
+    parser.add_argument("--target", type=float, default=0.5, help="seconds a failure may cost")
+    args = parser.parse_args()
+    if args.loads < 1:
+        parser.error("--loads must be at least 1")
+    if not args.games and not args.corpus_dir.is_dir():
+        print(f"no corpus at {args.corpus_dir}")
+        return 1
+    budget = CompileBudget.for_start_clock(args.start_clock)
+    print(
+        f"engine auto within {budget.time_limit:g} s and {budget.max_ground_rules:,} ground "
+        f"rules; a game that falls back is loaded {args.loads} times"
+    )
+    print(row(COLUMNS))
+    compiled = 0
+    best: dict[str, float] = {}
+    for path in game_paths(args.corpus_dir, args.games):
+        if not path.is_file():
+            print(row([path.stem, "-", "-", "-", "not found"]), flush=True)
+            continue
+        try:
+            seconds, reason = failed_compile_costs(path, budget, args.loads)
+        except GdlError as error:
+            print(row([path.stem, "-", "-", "-", f"refused: {error}"[:REASON_WIDTH]]), flush=True)
+            continue
+        if not seconds:
+            compiled += 1
+            continue
+        best[path.stem] = min(seconds)
+        figures = [f"{min(seconds):.3f}", f"{statistics.median(seconds):.3f}"]
+        print(row([path.stem, *figures, str(len(seconds)), reason[:REASON_WIDTH]]), flush=True)
+    print(f"{compiled} compiled, {len(best)} fell back")
+    if best:
+        longest = max(best, key=best.__getitem__)
+        over = sorted(name for name, value in best.items() if value > args.target)
+        print(
+            f"failed compile, best of {args.loads} loads: median "
+            f"{statistics.median(best.values()):.3f} s, longest {best[longest]:.3f} s "
+            f"({longest}), {len(over)} over {args.target:g} s"
+            + (f": {', '.join(over)}" if over else "")
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
