@@ -112,7 +112,8 @@ def main() -> int:
         try:
             seconds, reason = failed_compile_costs(path, budget, args.loads)
         except GdlError as error:
-            print(row([path.stem, "-", "-", "-", f"refused: {error}"[:REASON_WIDTH]]), flush=True)
+            refusal = f"refused: {str(error).splitlines()[0]}"[:REASON_WIDTH]
+            print(row([path.stem, "-", "-", "-", refusal]), flush=True)
             continue
         if not seconds:
             compiled += 1

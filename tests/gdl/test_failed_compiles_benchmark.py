@@ -56,6 +56,16 @@ def test_the_games_over_the_target_are_named() -> None:
     assert result.stdout.rstrip().endswith("1 over 0 s: walk")
 
 
+def test_a_game_the_rules_refuse_gets_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.kif"
+    broken.write_text("(role r)\n(<= (legal r ?m) (true (cell ?x)))\n(<= terminal (foo ?x ?y))\n")
+    result = run("--loads", "1", str(broken))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2].startswith("broken") and "refused: invalid GDL" in lines[2]
+    assert lines[3:] == ["0 compiled, 0 fell back"]
+
+
 def test_a_load_count_below_one_is_refused_without_a_traceback() -> None:
     result = run("--loads", "0")
     assert result.returncode == 2
