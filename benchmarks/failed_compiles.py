@@ -3,6 +3,7 @@
     python benchmarks/failed_compiles.py                        # every corpus game
     python benchmarks/failed_compiles.py --loads 5 chess alexChess
     python benchmarks/failed_compiles.py --start-clock 60       # a 60 s start clock's budget
+    python benchmarks/failed_compiles.py --list-columns         # the columns of its rows
 
 Each game of ``../shared/conformance/games`` (or each named one: a corpus name, a bundled
 name or a ``.kif`` path) is loaded with engine ``auto``. A game that compiles is counted
@@ -91,7 +92,11 @@ def main() -> int:
         "(default: the engine's own limits)",
     )
     parser.add_argument("--target", type=float, default=0.5, help="seconds a failure may cost")
+    parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     args = parser.parse_args()
+    if args.list_columns:
+        print("\n".join(COLUMNS))
+        return 0
     if args.loads < 1:
         parser.error("--loads must be at least 1")
     if not args.games and not args.corpus_dir.is_dir():
