@@ -83,6 +83,16 @@ def game_path(name: str) -> Path | None:
     return None
 
 
+def corpus_paths(directory: Path, names: list[str]) -> list[Path]:
+    """The games of ``directory``, or the named ones: first in ``directory``, then by
+    :func:`game_path` (a name not found stays a path that is not a file)."""
+    paths = sorted(directory.glob("*.kif"))
+    if not names:
+        return paths
+    found = {path.stem: path for path in paths}
+    return [found.get(name) or game_path(name) or Path(name) for name in names]
+
+
 def rate(playout: Callable[[random.Random], int], seconds: float, runs: int) -> float:
     """Median transitions per second over several timed runs."""
     rng = random.Random(1)
@@ -362,7 +372,6 @@ def corpus_speeds(
             for i, (c, w) in enumerate(zip(CORPUS_COLUMNS, widths, strict=True))
         )
     )
-    wanted = bool(names)
     totals = {"games": 0, "compiled": 0, "ratios": [], "failed": []}
     forms: dict[str, list[str]] = {}
     """Compiled games by how their rules were compiled, when not as written or raced."""
@@ -370,11 +379,7 @@ def corpus_speeds(
     reasons: Counter[str] = Counter()
     aside_cpu: list[float] = []
     """The other process's CPU time of each compile aside that switched its game."""
-    paths = sorted(directory.glob("*.kif"))
-    if wanted:  # named games, also bundled ones and paths
-        found = {path.stem: path for path in paths}
-        paths = [found.get(name) or game_path(name) or Path(name) for name in names]
-    for path in paths:
+    for path in corpus_paths(directory, names):
         if not path.is_file():
             print(f"{path.stem:<34} (not found)", flush=True)
             continue

@@ -29,34 +29,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from engine_speed import CORPUS, corpus_paths  # noqa: E402
+
 from server.gdl import Game, GdlError  # noqa: E402
 from server.gdl.compile_budget import CompileBudget  # noqa: E402
 from server.gdl.compile_memo import COMPILE_MEMO  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "conformance" / "games"
-BUNDLED = ROOT / "server" / "games"
 COLUMNS = ["game", "best s", "median s", "loads", "why it fell back"]
-WIDTHS = [34, 8, 10, 7, 0]
+FIGURE_WIDTHS = [8, 10, 7]
 REASON_WIDTH = 100
 
 
-def game_paths(directory: Path, names: list[str]) -> list[Path]:
-    """The corpus's games, or the named ones (corpus or bundled names, or paths)."""
-    if not names:
-        return sorted(directory.glob("*.kif"))
-    found = []
-    for name in names:
-        candidates = [Path(name), directory / f"{name}.kif", BUNDLED / f"{name}.kif"]
-        found.append(next((path for path in candidates if path.is_file()), Path(name)))
-    return found
-
-
 def row(cells: list[str]) -> str:
-    """One line of the table, the game's name left-aligned and the figures right."""
-    return "".join(
-        cell.ljust(width) if index == 0 else (cell.rjust(width) if width else "  " + cell)
-        for index, (cell, width) in enumerate(zip(cells, WIDTHS, strict=True))
-    )
+    """One line of the table: the game's name, its figures right-aligned, then why."""
+    name, *figures, reason = cells
+    aligned = "".join(cell.rjust(width) for cell, width in zip(figures, FIGURE_WIDTHS, strict=True))
+    return f"{name:<34}{aligned}  {reason}"
 
 
 def failed_compile_costs(path: Path, budget: CompileBudget, loads: int) -> tuple[list[float], str]:
@@ -110,7 +98,7 @@ def main() -> int:
     print(row(COLUMNS))
     compiled = 0
     best: dict[str, float] = {}
-    for path in game_paths(args.corpus_dir, args.games):
+    for path in corpus_paths(args.corpus_dir, args.games):
         if not path.is_file():
             print(row([path.stem, "-", "-", "-", "not found"]), flush=True)
             continue

@@ -270,24 +270,29 @@ def test_a_body_emitted_twice_is_counted_once() -> None:
     assert 0 < program.estimate_floor <= network.stats["estimated_us"]
 
 
-def test_grounding_stops_once_the_floor_passes_the_budget(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    rules = parse_gdl(shifting_counter(CELLS))
-    floor = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
+@pytest.fixture
+def floor_counts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of each batch of ground rules counted into the estimate's floor."""
     counted: list[int] = []
     add = EstimateFloor.add
 
-    def counting(self: EstimateFloor, rules: list[tuple[int, tuple[int, ...]]]) -> None:
-        counted.extend(head for head, _ in rules)
-        add(self, rules)
+    def counting(self: EstimateFloor, batch: list[tuple[int, tuple[int, ...]]]) -> None:
+        counted.append(len(batch))
+        add(self, batch)
 
     monkeypatch.setattr(EstimateFloor, "add", counting)
+    return counted
+
+
+def test_grounding_stops_once_the_floor_passes_the_budget(floor_counts: list[int]) -> None:
+    rules = parse_gdl(shifting_counter(CELLS))
+    floor = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
+    floor_counts.clear()
     with pytest.raises(NetworkOverBudget):
         ground(rules, max_rules=10**6, deadline=1e9, work_budget=floor / 2)
     total = len(ground(rules, max_rules=10**6, deadline=1e9).rules)
     # stopped at the first look at the bound past the budget, not at the end
-    assert 0 < len(counted) < total / 2 + 1024
+    assert 0 < sum(floor_counts) < total / 2 + 1024
 
 
 SAMPLED_CELLS = 5000
@@ -296,27 +301,19 @@ sampled."""
 
 
 def test_past_its_first_rules_the_floor_counts_a_sample_of_the_batches(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
 ) -> None:
     rules = parse_gdl(shifting_counter(SAMPLED_CELLS))
-    counted: list[int] = []
-    add = EstimateFloor.add
-
-    def counting(self: EstimateFloor, batch: list[tuple[int, tuple[int, ...]]]) -> None:
-        counted.append(len(batch))
-        add(self, batch)
-
-    monkeypatch.setattr(EstimateFloor, "add", counting)
     sampled = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
     total = len(sampled.rules)
     first = grounder.FLOOR_SAMPLED_FROM
     assert total > 2 * first
     # the first rules all, then one batch in four (and the last)
-    assert first < sum(counted) < first + (total - first) / 2
+    assert first < sum(floor_counts) < first + (total - first) / 2
     monkeypatch.setattr(grounder, "FLOOR_SAMPLED_FROM", 10**9)
-    counted.clear()
+    floor_counts.clear()
     every_batch = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18)
-    assert sum(counted) == total
+    assert sum(floor_counts) == total
     # a lower bound still, below the one counted from every batch
     assert 0.5 * every_batch.estimate_floor < sampled.estimate_floor < every_batch.estimate_floor
     estimate = build_network(every_batch, _roles(rules)).stats["estimated_us"]
@@ -324,27 +321,19 @@ def test_past_its_first_rules_the_floor_counts_a_sample_of_the_batches(
 
 
 def test_a_sampled_floor_nearing_the_budget_counts_every_batch_and_stops_in_time(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
 ) -> None:
     rules = parse_gdl(shifting_counter(SAMPLED_CELLS))
-    every_batch = ground(rules, max_rules=10**9, deadline=1e9, work_budget=1e18)
+    total = len(ground(rules, max_rules=10**6, deadline=1e9).rules)
     with monkeypatch.context() as patched:
         patched.setattr(grounder, "FLOOR_SAMPLED_FROM", 10**9)
         exact = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
-    counted: list[int] = []
-    add = EstimateFloor.add
-
-    def counting(self: EstimateFloor, batch: list[tuple[int, tuple[int, ...]]]) -> None:
-        counted.append(len(batch))
-        add(self, batch)
-
-    monkeypatch.setattr(EstimateFloor, "add", counting)
+    floor_counts.clear()
     with pytest.raises(NetworkOverBudget):
         ground(rules, max_rules=10**6, deadline=1e9, work_budget=0.8 * exact)
     # the batches left out were counted once the sample neared the budget, and grounding
     # stopped about where counting every batch stops it, well before the end
-    assert sum(counted) < 0.9 * len(every_batch.rules)
-    assert sum(counted) > 0.6 * len(every_batch.rules)
+    assert 0.6 * total < sum(floor_counts) < 0.9 * total
 
 
 @pytest.mark.parametrize("game", ["nineBoardTicTacToe", "double_tictactoe_dengji"])

@@ -10,7 +10,7 @@ import pytest
 
 from server.gdl.compiled import GroundingOverBudget, grounder
 from server.gdl.compiled.grounder import GroundProgram, ground
-from server.gdl.compiled.rule_observer import register_rule_observer
+from server.gdl.compiled.rule_observer import Registration, register_rule_observer
 from server.gdl.parser import parse_gdl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,34 +40,41 @@ cell(1..3). next(X) :- cell(X), not blocked(X). blocked(2) :- cell(3).
 """
 
 
-def observed(through_c: bool, observer: Recorder) -> Recorder:
+def through_c(observer: Recorder) -> tuple[clingo.Control, Registration]:
+    """A control with PROGRAM added, ``observer`` registered through the C callbacks."""
     control = clingo.Control(["--warn=none"])
-    if through_c:
-        registration = register_rule_observer(control, observer)
-        assert registration is not None
-    else:
-        control.register_observer(observer, replace=True)  # type: ignore[arg-type]
+    registration = register_rule_observer(control, observer)
+    assert registration is not None
     control.add("base", [], PROGRAM)
+    return control, registration
+
+
+def observed(c_callbacks: bool, observer: Recorder) -> Recorder:
+    """``observer``, after PROGRAM was grounded through the C callbacks or clingo's
+    Python observer."""
+    if c_callbacks:
+        control, _ = through_c(observer)
+    else:
+        control = clingo.Control(["--warn=none"])
+        control.register_observer(observer, replace=True)  # type: ignore[arg-type]
+        control.add("base", [], PROGRAM)
     control.ground([("base", [])])
     return observer
 
 
 def test_the_c_callbacks_make_the_calls_of_the_python_observer() -> None:
-    through_c = observed(True, Recorder())
-    through_python = observed(False, Recorder())
-    assert through_c.calls == through_python.calls
-    assert through_c.atoms == through_python.atoms
-    assert any(not body for _, _, body in through_c.calls)  # facts: empty bodies
-    assert any(choice for choice, _, _ in through_c.calls)
-    assert ("won", 0) not in through_c.atoms and ("cell(1)", 0) in through_c.atoms
+    by_c = observed(True, Recorder())
+    by_python = observed(False, Recorder())
+    assert by_c.calls == by_python.calls
+    assert by_c.atoms == by_python.atoms
+    assert any(not body for _, _, body in by_c.calls)  # facts: empty bodies
+    assert any(choice for choice, _, _ in by_c.calls)
+    assert ("won", 0) not in by_c.atoms and ("cell(1)", 0) in by_c.atoms
 
 
 def test_an_exception_of_the_observer_stops_grounding_and_is_kept() -> None:
     observer = Recorder(stop_after=2)
-    control = clingo.Control(["--warn=none"])
-    registration = register_rule_observer(control, observer)
-    assert registration is not None
-    control.add("base", [], PROGRAM)
+    control, registration = through_c(observer)
     with pytest.raises(RuntimeError, match="seen enough"):
         control.ground([("base", [])])
     assert isinstance(registration.failure, ValueError)
@@ -94,11 +101,8 @@ class Sink(Recorder):
 
 def test_a_sink_has_the_plain_rules_appended_and_the_others_called() -> None:
     through_python = observed(False, Recorder())
-    sink = Sink()
-    control = clingo.Control(["--warn=none"])
-    assert register_rule_observer(control, sink) is not None
-    control.add("base", [], PROGRAM)
-    control.ground([("base", [])])
+    sink = observed(True, Sink())
+    assert isinstance(sink, Sink)
     plain = [(head[0], tuple(body)) for choice, head, body in through_python.calls if not choice]
     assert sink.plain_rules == plain and len(plain) >= 4
     assert sink.calls == [call for call in through_python.calls if call[0]]
@@ -108,10 +112,7 @@ def test_a_sink_has_the_plain_rules_appended_and_the_others_called() -> None:
 
 def test_an_exception_of_the_sinks_look_stops_grounding_and_is_kept() -> None:
     sink = Sink(stop_at=2)
-    control = clingo.Control(["--warn=none"])
-    registration = register_rule_observer(control, sink)
-    assert registration is not None
-    control.add("base", [], PROGRAM)
+    control, registration = through_c(sink)
     with pytest.raises(RuntimeError, match="seen enough plain rules"):
         control.ground([("base", [])])
     assert isinstance(registration.failure, ValueError)

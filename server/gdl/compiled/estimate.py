@@ -109,9 +109,7 @@ class EstimateFloor:
         choices = self.choices
         seen = self.seen
         derived = self.derived
-        heads = [head for head, _ in rules]
-        derived.update(heads)
-        derived.update([-head for head in heads])
+        self.note(rules)
         bodies = literals = 0
         seen_add = seen.add
         for head, body in rules:
@@ -160,15 +158,12 @@ class EstimateFloor:
         """The bound (microseconds) after ``rules`` ground rules."""
         return estimated_us(rules, len(self.choices), self.bodies, self.literals)
 
-    def extrapolated(self, rules: int, counted: int) -> float:
+    def extrapolated(self, rules: int, counted: int) -> int:
         """The estimate after ``rules`` ground rules, as if the bodies and literals of
         the ``counted`` of them counted so far held for all."""
         scale = rules / counted if counted else 1.0
-        return (
-            US_PER_GROUND_RULE * rules
-            + US_PER_INPUT * len(self.choices)
-            + scale * (US_PER_BODY * self.bodies + US_PER_LITERAL * self.literals)
-        )
+        bodies, literals = round(scale * self.bodies), round(scale * self.literals)
+        return estimated_us(rules, len(self.choices), bodies, literals)
 
 
 __all__ = [

@@ -152,9 +152,6 @@ class _Collector:
         self.sampling = True
         """Whether the floor may still be sampled (until it nears the budget)."""
         self.rules: list[tuple[int, tuple[int, ...]]] = []
-        self.plain_rules = self.rules
-        """The same list, for the C callback to append the plain rules to itself
-        (:class:`~server.gdl.compiled.rule_observer.PlainRuleSink`)."""
         self.next_look = min(1024, self.max_rules + 1)
         """The count of rules at which :meth:`look` is called next."""
         self.symbols: list[tuple[clingo.Symbol, int]] = []
@@ -162,6 +159,12 @@ class _Collector:
         """The predicate names of demand atoms (:mod:`.demand`), kept out of ``symbols``."""
         self.demand_atoms: set[int] = set()
         self.error: CompileError | None = None
+
+    @property
+    def plain_rules(self) -> list[tuple[int, tuple[int, ...]]]:
+        """``rules``, for the C callback to append the plain rules to itself
+        (:class:`~server.gdl.compiled.rule_observer.PlainRuleSink`)."""
+        return self.rules
 
     def rule(self, choice: bool, head: list[int], body: list[int]) -> None:
         if choice:

@@ -43,8 +43,10 @@ class PlainRuleSink(Protocol):
     ``(head, body literals)`` appended to ``plain_rules``, and wants :meth:`look` called
     once that list holds ``next_look`` rules; the other rules still go to ``rule``."""
 
-    plain_rules: list[tuple[int, tuple[int, ...]]]
     next_look: int
+
+    @property
+    def plain_rules(self) -> list[tuple[int, tuple[int, ...]]]: ...
 
     def look(self) -> None: ...
 
