@@ -13,13 +13,14 @@ COPY server ./server
 COPY players ./players
 RUN pip install . \
     && useradd --create-home --uid 10001 ggp \
-    && mkdir -p /var/lib/ggp/matches /var/lib/ggp/keys /var/lib/ggp/data \
-    && chown -R ggp:ggp /var/lib/ggp
+    && mkdir -p /var/lib/ggp/matches /var/lib/ggp/keys /var/lib/ggp/data /var/lib/ggp/engines \
+    && chown -R ggp:ggp /var/lib/ggp \
+    && chmod 700 /var/lib/ggp/engines
 
 USER ggp
 WORKDIR /home/ggp
-# Match logs, the host's signing key and the service's data folder; a named volume mounted
-# on any of them starts out owned by the ggp user.
-VOLUME ["/var/lib/ggp/matches", "/var/lib/ggp/keys", "/var/lib/ggp/data"]
+# Match logs, the host's signing key, the service's data folder and the store of compiled
+# engines; a named volume mounted on any of them starts out owned by the ggp user.
+VOLUME ["/var/lib/ggp/matches", "/var/lib/ggp/keys", "/var/lib/ggp/data", "/var/lib/ggp/engines"]
 
 CMD ["ggp", "--help"]

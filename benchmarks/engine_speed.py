@@ -33,7 +33,9 @@ and the reasons of the fallbacks; the ratio to GGP-Base's prover is printed wher
 (:mod:`server.gdl.compile_aside`) and switches when that engine is ready: its engine
 cell then reads ``aside`` and the wall-clock seconds from the load to the switch, its
 figures count the steps on both engines, and the other process's CPU time (not in the
-figures, which time this process) is summed up at the end.
+figures, which time this process) is summed up at the end. Every figure pays its own
+compile: the engine store (:mod:`server.gdl.engine_store`) is off unless
+``--engine-store`` names one, and a game read from it reads ``stored``.
 
 Games are the shared corpus's ticTacToe, connectFour and breakthrough (read from
 ``../shared/conformance/games``) and the bundled nineBoardTicTacToe and
@@ -45,6 +47,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gc
+import os
 import random
 import re
 import statistics
@@ -58,6 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server.gdl import Game, GdlError  # noqa: E402
+from server.gdl.compile_aside import AsideCompile  # noqa: E402
 from server.gdl.compile_budget import CompileBudget  # noqa: E402
 from server.gdl.compiled import CompiledEngine, CompileError  # noqa: E402
 from server.gdl.compiled.engine import AS_WRITTEN  # noqa: E402
@@ -426,7 +430,7 @@ def corpus_speeds(
         cells = [
             path.stem,
             f"{setup:.2f}",
-            engine.name if switched is None else f"aside {switched.seconds or 0:.1f}s",
+            _engine_cell(game, switched),
             f"{game.failed_compile_seconds:.2f}" if game.fallback_reason else "-",
             f"{api:,.0f}",
             "-" if loop is None else f"{loop:,.0f}",
@@ -482,6 +486,13 @@ def corpus_speeds(
         )
 
 
+def _engine_cell(game: Game, switched: AsideCompile | None) -> str:
+    """The engine a game played on: ``stored`` when read from the engine store."""
+    if switched is not None:
+        return f"aside {switched.seconds or 0:.1f}s"
+    return "stored" if game.engine_stored else game.engine.name
+
+
 def _reason_kind(reason: str) -> str:
     """A fallback reason without the details that differ from game to game."""
     return re.sub(r"\(.*\)|'[^']*'|\bat \S+", "...", reason).strip()
@@ -523,11 +534,19 @@ def main() -> int:
         help="--corpus: compile the games that fall back in another process meanwhile, and "
         "switch to that engine when it is ready",
     )
+    parser.add_argument(
+        "--engine-store",
+        type=Path,
+        default=None,
+        help="--corpus: take compiled engines from this engine store and keep them there "
+        "(default: none, so that every figure pays its own compile)",
+    )
     parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     args = parser.parse_args()
     if args.list_columns:
         print("\n".join(CORPUS_COLUMNS if args.corpus else COLUMNS))
         return 0
+    os.environ["GGP_ENGINE_STORE"] = str(args.engine_store) if args.engine_store else "off"
     if args.corpus:
         if not args.corpus_dir.is_dir():
             print(f"no corpus at {args.corpus_dir}")

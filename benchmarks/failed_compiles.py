@@ -11,7 +11,9 @@ and left. A game that falls back to the interpreter is loaded ``--loads`` times 
 and gets a row: the best and the median of ``Game.failed_compile_seconds`` (CPU time of
 the loading thread from the start of the attempt to the fallback), and why it fell back.
 A process remembers the games it failed to compile and does not try them again; those
-memories are forgotten before each load here, so that every load makes the attempt.
+memories are forgotten before each load here, so that every load makes the attempt, and
+the engine store (:mod:`server.gdl.engine_store`), which remembers them for every process,
+is off.
 
 The best of several loads is the figure to compare: on a shared machine one load can
 take half as long again as the next. The summary gives the games that fall back, the
@@ -22,6 +24,7 @@ median and the longest of their best figures, and the games whose best is over
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -30,6 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine_speed import CORPUS, corpus_paths  # noqa: E402
+
+os.environ["GGP_ENGINE_STORE"] = "off"  # every load makes the attempt
 
 from server.gdl import Game, GdlError  # noqa: E402
 from server.gdl.compile_budget import CompileBudget  # noqa: E402

@@ -52,6 +52,9 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # No engine compiled by an earlier run (or by the user) may change what a test loads:
+    # the tests of the engine store point it at a folder of their own.
+    os.environ["GGP_ENGINE_STORE"] = "off"
     config.addinivalue_line(
         "markers",
         "shared(path): needs that path of ../shared; skipped when it is missing, "

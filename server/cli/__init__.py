@@ -72,6 +72,19 @@ def _configure_logging(debug: bool) -> None:
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
+def _check_environment() -> None:
+    """Refuse environment variables the engine reads with values it cannot take, before
+    any command runs (rather than at the first game a command loads)."""
+    from server.gdl.compile_aside import wanted
+    from server.gdl.engine_store import store_megabytes
+
+    try:
+        wanted(None)
+        store_megabytes()
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ggp`` console script."""
     args = build_parser().parse_args(argv)
@@ -79,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(debug)
     name = f"ggp {args.command}"
     try:
+        _check_environment()
         return int(args.run(args) or 0)
     except InputError as error:
         print(f"{name}: {one_line(error)}", file=sys.stderr)

@@ -235,7 +235,7 @@ def lint_game(
         report.problems.append(_positioned("error", f"the rules engine refuses the game: {error}"))
         return report
     spent = time.perf_counter() - started
-    if game.engine_reused:  # kept from an earlier load: a match's worker compiles it anew
+    if game.engine_reused or game.engine_stored:  # no compile here: report the compile's
         spent = getattr(game.engine, "setup_seconds", spent)
     report.setup_seconds = round(spent, 3)
     report.engine = "compiled" if game.engine.name == "compiled" else "interpreter"

@@ -193,6 +193,15 @@ class AsideCompile:
         return f"<AsideCompile {self.status}{': ' + self.reason if self.reason else ''}>"
 
 
+def _stored_failure(rules: list[Rule], budget: CompileBudget) -> GdlError | None:
+    """Why a compile aside of ``rules`` within ``budget`` failed in a process before,
+    when the engine store says so."""
+    from .engine_store import engine_store
+
+    store = engine_store()
+    return store.failure(rules, budget) if store is not None else None
+
+
 def compile_and_race(
     rules: list[Rule], time_limit: float, max_ground_rules: int, race_seconds: float
 ) -> AsideOutcome:
@@ -248,6 +257,32 @@ def child_main() -> None:
         said.close()
     except OSError:  # the parent is gone, and its file with it
         pass
+    store_outcome(rules, CompileBudget(time_limit, max_ground_rules), outcome)
+
+
+def store_outcome(rules: list[Rule], budget: CompileBudget, outcome: AsideOutcome) -> None:
+    """Hand what a compile aside ended with to the engine store (:mod:`.engine_store`),
+    once the parent has its answer: the engine (whatever it cost: set-up failed to make
+    it, and would fail again), or a failure that would fail again."""
+    from .engine_store import engine_store
+
+    store = engine_store()
+    if store is None:
+        return
+    if outcome.portable is not None:
+        store.keep_engine(rules, outcome.portable, outcome.race, budget)
+    elif outcome.fails_again:
+        store.keep_failure(rules, budget, _failure(outcome))
+
+
+def _failure(outcome: AsideOutcome) -> GdlError:
+    """The failure an outcome without an engine stands for (a lost race, or another)."""
+    from .compiled.errors import CompileError, SlowerThanInterpreter
+
+    reason = outcome.reason or "no engine"
+    if outcome.race is not None and outcome.race.interpreter_wins:
+        return SlowerThanInterpreter(reason)
+    return CompileError(reason)
 
 
 CPU_LIMIT_FACTOR = 3
@@ -301,8 +336,9 @@ class _Runner:
                 return pending
             aside = AsideCompile(key, rules, budget, race_seconds)
             aside.join(game)
-            known = COMPILE_MEMO.failure(key)
+            known = COMPILE_MEMO.failure(key) or _stored_failure(rules, budget)
             if known is not None:
+                COMPILE_MEMO.keep_failure(key, known)
                 aside.end(None, getattr(known, "reason", str(known)))
                 return aside
             if len(self._waiting) >= MAX_WAITING:
@@ -332,6 +368,10 @@ class _Runner:
             finally:
                 with self._lock:
                     self._pending.pop(aside.key, None)
+                process = self._process
+                if process is not None:  # answered: let it finish storing the engine
+                    process.wait()
+                    self._process = None
 
     def _run(self, aside: AsideCompile) -> None:
         if not aside.games:
@@ -359,9 +399,7 @@ class _Runner:
         if outcome.portable is None:
             reason = outcome.reason or "no engine"
             if outcome.fails_again:
-                from .compiled.errors import CompileError
-
-                COMPILE_MEMO.keep_failure(aside.key, CompileError(reason))
+                COMPILE_MEMO.keep_failure(aside.key, _failure(outcome))
             aside.end(None, reason)
             return
         from .compiled.engine import CompiledEngine
@@ -404,10 +442,12 @@ class _Runner:
         finally:
             if process.poll() is None and not said:
                 process.kill()
-            process.wait()
             if process.stdout is not None:
                 process.stdout.close()
-            self._process = None
+            if not said:
+                process.wait()
+                self._process = None
+            # else it may still hand its engine to the engine store: waited for by _work
         if not said and stopped is None:
             stopped = "the compiling process ended without an answer"
         return said or b"", stopped

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from .compile_budget import CompileBudget
-from .compile_memo import COMPILE_MEMO, MemoKey, fails_again, memo_key
+from .compile_memo import COMPILE_MEMO, Compiled, MemoKey, fails_again, memo_key
 from .engine import Engine
 from .engine_trial import Race
 from .errors import (
@@ -128,6 +129,13 @@ class Game:
         self.engine_reused = False
         """Whether the compiled engine was kept from an earlier load of the same rules with
         the same limits in this process (see :mod:`.compile_memo`): no compile, no race."""
+        self.engine_stored = False
+        """Whether the compiled engine was read from the engine store (compiled by an
+        earlier process, maybe within a larger budget; see :mod:`.engine_store`): no
+        compile, no race."""
+        self.engine_storing: threading.Thread | None = None
+        """The thread handing the engine compiled now to the engine store, if any (the
+        process waits for it at exit)."""
         self.compile_aside: AsideCompile | None = None
         """The compile in another process this game waits for or switched after (see
         :mod:`.compile_aside`), when ``auto`` fell back for want of budget and
@@ -167,8 +175,8 @@ class Game:
 
     def _compiled_or_interpreter(self, engine: str, key: MemoKey) -> Engine:
         """The compiled engine of ``key`` (kept from an earlier load of the same rules with
-        the same limits, or compiled now), or with ``auto`` the interpreter when compiling
-        fails or the compiled engine loses the race."""
+        the same limits, read from the engine store, or compiled now), or with ``auto``
+        the interpreter when compiling fails or the compiled engine loses the race."""
         from .compiled import compile_engine
 
         _, max_ground_rules, time_limit = key
@@ -176,11 +184,16 @@ class Game:
             known = COMPILE_MEMO.failure(key)
             if known is not None:  # failed before with these limits: no second attempt
                 return self._interpreter_instead(known)
-        kept = COMPILE_MEMO.compiled(key)
+        kept = COMPILE_MEMO.compiled(key) or self._stored_engine(key)
         if kept is not None and (engine == "compiled" or kept.race is not None):
-            self.engine_reused = True
+            self.engine_reused = not self.engine_stored
             self.engine_race = kept.race
             return kept.engine
+        if engine == "auto" and kept is None:
+            stored_failure = self._stored_failure()
+            if stored_failure is not None:  # failed before with these limits, elsewhere
+                COMPILE_MEMO.keep_failure(key, stored_failure)
+                return self._interpreter_instead(stored_failure)
         started = time.thread_time()
         if kept is not None:  # compiled before for engine ``compiled``: not raced yet
             self.engine_reused = True
@@ -196,17 +209,67 @@ class Game:
                 self.failed_compile_seconds = time.thread_time() - started
                 if fails_again(reason):
                     COMPILE_MEMO.keep_failure(key, reason)
+                    self._store_failure(reason)
                 return self._interpreter_instead(reason)
         if engine == "compiled":
             COMPILE_MEMO.keep_compiled(key, compiled, None)
             return compiled
         return self._faster_of(compiled, key, started)
 
+    def _stored_engine(self, key: MemoKey) -> Compiled | None:
+        """The engine the engine store holds for these rules (compiled within any budget,
+        in any process), kept in this process's memo too; None when it holds none."""
+        from .engine_store import engine_store
+
+        store = engine_store()
+        stored = store.engine(self.rules) if store is not None else None
+        if stored is None or (stored.race is not None and stored.race.interpreter_wins):
+            return None
+        self.engine_stored = True
+        COMPILE_MEMO.keep_compiled(key, stored.engine, stored.race)
+        return Compiled(stored.engine, stored.race)
+
+    def _stored_failure(self) -> GdlError | None:
+        """Why compiling these rules within this budget failed in a process before, when
+        the engine store says so."""
+        from .engine_store import engine_store
+
+        store = engine_store()
+        if store is None or self.compile_budget is None:
+            return None
+        return store.failure(self.rules, self.compile_budget)
+
+    def _store_failure(self, reason: GdlError) -> None:
+        """Tell the engine store a failure that would fail again with this budget."""
+        from .engine_store import engine_store
+
+        store = engine_store()
+        if store is not None and self.compile_budget is not None:
+            store.keep_failure(self.rules, self.compile_budget, reason)
+
+    def _store_engine(self, compiled: Engine, race: Race | None, seconds: float) -> None:
+        """Hand an engine that took ``seconds`` of CPU time to compile and race to the
+        engine store, pickled in a thread of its own (a large one takes a few tenths of
+        a second); cheap ones are not stored (:data:`.engine_store.MIN_COMPILE_SECONDS`)."""
+        from .engine_store import MIN_COMPILE_SECONDS, engine_store
+
+        store, budget = engine_store(), self.compile_budget
+        portable = getattr(compiled, "portable", None)
+        if store is None or budget is None or portable is None or seconds < MIN_COMPILE_SECONDS:
+            return
+        rules = self.rules
+        self.engine_storing = threading.Thread(
+            target=lambda: store.keep_engine(rules, portable(), race, budget),
+            name="ggp-engine-store",
+        )
+        self.engine_storing.start()
+
     def _faster_of(self, compiled: Engine, key: MemoKey, started: float) -> Engine:
         """``compiled``, unless a timed trial finds the interpreter faster on this game
         (see :mod:`.engine_trial`); the engine that wins is kept for later loads with its
-        race, and a lost race is remembered like a failed compile (the engine that lost is
-        dropped: a long start clock may have compiled a large one for nothing)."""
+        race (in the engine store too when it took long to compile), and a lost race is
+        remembered like a failed compile (the engine that lost is dropped: a long start
+        clock may have compiled a large one for nothing)."""
         from .compiled.errors import SlowerThanInterpreter
         from .engine_trial import race
         from .interpreter import Interpreter
@@ -216,9 +279,14 @@ class Game:
         self.engine_race = outcome
         if interpreter is None or not outcome.interpreter_wins:
             COMPILE_MEMO.keep_compiled(key, compiled, outcome)
+            spent = time.thread_time() - started
+            if not self.engine_reused:
+                self._store_engine(compiled, outcome, spent)
             return compiled
         self.failed_compile_seconds = time.thread_time() - started
-        COMPILE_MEMO.keep_failure(key, SlowerThanInterpreter(outcome.reason))
+        lost = SlowerThanInterpreter(outcome.reason)
+        COMPILE_MEMO.keep_failure(key, lost)
+        self._store_failure(lost)
         self.fallback_reason = outcome.reason
         log.info("using the interpreter: %s", outcome.reason)
         return interpreter
