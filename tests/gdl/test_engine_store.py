@@ -159,20 +159,25 @@ def test_a_game_compiled_aside_plays_compiled_from_the_start_in_the_next_process
 
 
 def test_an_unreadable_entry_is_removed_and_the_game_compiled_as_if_it_were_not_there(
-    store_dir: Path, caplog: pytest.LogCaptureFixture
+    store_dir: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     loaded_and_stored(NINE_BOARD)
     (entry,) = stored_engine_files(store_dir)
     entry.write_bytes(b"not a pickle at all")
 
     forget_this_process()
-    with caplog.at_level(logging.WARNING, logger="server.gdl.engine_store"):
-        game = loaded_and_stored(NINE_BOARD)
+    with monkeypatch.context() as quick:
+        quick.setattr(engine_store_module, "MIN_COMPILE_SECONDS", 1e9)  # not stored anew
+        with caplog.at_level(logging.WARNING, logger="server.gdl.engine_store"):
+            game = loaded_and_stored(NINE_BOARD)
     assert game.engine.name == "compiled" and not game.engine_stored
     assert "removed" in caplog.text
+    assert not entry.exists()
     reference = Game.from_file(NINE_BOARD, engine="interpreter")
     assert playthrough(game, seed=7) == playthrough(reference, seed=7)
-    # compiled again, and stored again whole
+    # the next compile is stored whole, and read
+    forget_this_process()
+    loaded_and_stored(NINE_BOARD)
     forget_this_process()
     assert Game.from_file(NINE_BOARD).engine_stored
 
@@ -195,7 +200,7 @@ def test_an_entry_made_by_other_code_is_not_read(store_dir: Path) -> None:
         engine_store_module.code_fingerprint.cache_clear()
 
 
-def test_a_store_that_others_may_write_to_is_not_used(
+def test_a_store_that_others_may_write_to_is_neither_written_nor_read(
     store_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     store_dir.mkdir()
@@ -205,6 +210,15 @@ def test_a_store_that_others_may_write_to_is_not_used(
     assert game.engine.name == "compiled"
     assert list(store_dir.iterdir()) == []
     assert "others may write to it" in caplog.text
+
+    store_dir.chmod(0o700)  # an engine stored while it was private...
+    forget_this_process()
+    loaded_and_stored(NINE_BOARD)
+    assert len(stored_engine_files(store_dir)) == 1
+    store_dir.chmod(0o777)  # ...is not read once others may have replaced it
+    forget_this_process()
+    again = Game.from_file(NINE_BOARD)
+    assert again.engine.name == "compiled" and not again.engine_stored
 
 
 def test_the_store_removes_the_engines_loaded_longest_ago_past_its_size_limit(
