@@ -66,6 +66,10 @@ MIN_COMPILE_SECONDS = 0.5
 rather than stored: most of the corpus compiles in 0.1 to 0.3 s, and reading their
 pickles would save little."""
 
+_FAILURES_LOCK = threading.Lock()
+"""Held while a thread of this process rewrites a file of failures (processes may still
+interleave: a failure lost that way is only found again)."""
+
 FORMAT = 1
 """The layout of an entry; part of every digest, so another layout is never read."""
 
@@ -164,7 +168,6 @@ class EngineStore:
     def __init__(self, directory: Path, max_bytes: int) -> None:
         self.directory = directory
         self.max_bytes = max_bytes
-        self._lock = threading.Lock()
 
     def _path(self, digest: str, suffix: str) -> Path:
         return self.directory / f"{digest}{suffix}"
@@ -283,7 +286,7 @@ class EngineStore:
         if kind not in FAILURE_KINDS or not self._usable():
             return False
         path = self._path(rules_digest(rules), FAILURES_SUFFIX)
-        with self._lock:
+        with _FAILURES_LOCK:
             try:
                 failures = json.loads(path.read_text(encoding="utf-8"))
                 if not isinstance(failures, dict):

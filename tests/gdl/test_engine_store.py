@@ -217,7 +217,7 @@ def test_a_store_that_others_may_write_to_is_neither_written_nor_read(
     assert len(stored_engine_files(store_dir)) == 1
     store_dir.chmod(0o777)  # ...is not read once others may have replaced it
     forget_this_process()
-    again = Game.from_file(NINE_BOARD)
+    again = loaded_and_stored(NINE_BOARD)
     assert again.engine.name == "compiled" and not again.engine_stored
 
 
