@@ -336,6 +336,30 @@ def test_a_sampled_floor_nearing_the_budget_counts_every_batch_and_stops_in_time
     assert 0.6 * total < sum(floor_counts) < 0.9 * total
 
 
+def test_a_sampled_floor_the_rule_cap_stops_first_leaves_its_batches_uncounted(
+    monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
+) -> None:
+    rules = parse_gdl(shifting_counter(SAMPLED_CELLS))
+    total = len(ground(rules, max_rules=10**6, deadline=1e9).rules)
+    with monkeypatch.context() as patched:
+        patched.setattr(grounder, "FLOOR_SAMPLED_FROM", 10**9)
+        exact = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
+    cap = 3 * total // 5  # the floor comes to about 0.6 of ``exact`` there
+
+    def counted_until_the_cap(work_budget: float) -> int:
+        floor_counts.clear()
+        with pytest.raises(GroundingTooLarge):
+            ground(rules, max_rules=cap, deadline=1e9, work_budget=work_budget)
+        return sum(floor_counts)
+
+    # past half the budget before the cap, but the cap comes before the floor could
+    # reach the budget: the batches left out stay uncounted
+    first = grounder.FLOOR_SAMPLED_FROM
+    assert counted_until_the_cap(exact) < first + (cap - first) / 2
+    # a budget the floor could come near by the cap: every batch counted
+    assert counted_until_the_cap(0.7 * exact) > cap - 2048
+
+
 @pytest.mark.parametrize("game", ["nineBoardTicTacToe", "double_tictactoe_dengji"])
 def test_every_input_is_opened_before_a_rule_reads_it(
     monkeypatch: pytest.MonkeyPatch, game: str

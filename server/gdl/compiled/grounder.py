@@ -110,7 +110,13 @@ budget: most attempts that fail stop at the rule cap, with the floor far below t
 and counting it was a quarter of their time (kalaha6x2x4, alexChess)."""
 FLOOR_CATCH_UP_SHARE = 0.5
 """The share of the work budget past which the floor extrapolated from its sample has the
-batches left out counted, and every batch after."""
+batches left out counted, and every batch after (when it may reach the budget at all:
+:data:`FLOOR_REACH_SHARE`)."""
+FLOOR_REACH_SHARE = 0.8
+"""The share of the work budget the floor extrapolated to the rule cap must pass for the
+batches left out to be counted: below it, the rule cap stops grounding before the floor
+could (most failed attempts: the checkers games' floors come to two thirds of the budget
+at the cap), and counting them would be for nothing."""
 
 
 class _Collector:
@@ -120,7 +126,8 @@ class _Collector:
     rules the time limit allows), whichever is lower, at the deadline, and, when a
     ``work_budget`` is given, as soon as a lower bound of the cost estimate
     (:class:`EstimateFloor`) passes it. Past :data:`FLOOR_SAMPLED_FROM` rules that bound
-    counts a sample of the batches until it nears the budget (a lower bound still).
+    counts a sample of the batches until it nears the budget and could reach it before the
+    rule cap (a lower bound still).
     """
 
     def __init__(
@@ -200,8 +207,9 @@ class _Collector:
         """The bound of the rules so far (counted since the last look, in one batch:
         cheaper than rule by rule, and the same). Past :data:`FLOOR_SAMPLED_FROM` rules,
         batches are left out but one in :data:`FLOOR_SAMPLE_EVERY` until the floor
-        extrapolated from those counted nears the budget; they are then counted, and
-        every batch after. ``last``: the batch that ends the program, counted."""
+        extrapolated from those counted nears the budget, and extrapolated to the rule
+        cap comes near it too; they are then counted, and every batch after. ``last``:
+        the batch that ends the program, counted."""
         floor = self.floor
         assert floor is not None
         rules = self.rules
@@ -222,6 +230,8 @@ class _Collector:
         if (
             self.left_out
             and floor.extrapolated(count, self.counted) > FLOOR_CATCH_UP_SHARE * self.work_budget
+            and floor.extrapolated(self.max_rules, self.counted)
+            > FLOOR_REACH_SHARE * self.work_budget
         ):
             for first, end in self.left_out:
                 floor.add(rules[first:end])
