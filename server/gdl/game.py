@@ -45,12 +45,14 @@ RACE_SHARE = 1 / 8
 
 
 def forget_failed_compiles() -> None:
-    """Forget every remembered failure: the next load of each game tries to compile it."""
+    """Forget every remembered failure of this process: the next load of each game tries
+    to compile it (unless the engine store, :mod:`.engine_store`, holds the failure)."""
     COMPILE_MEMO.forget_failures()
 
 
 def forget_compiled_engines() -> None:
-    """Forget every kept compiled engine: the next load of each game compiles it again."""
+    """Forget every kept compiled engine: the next load of each game compiles it again
+    (or reads it from the engine store, :mod:`.engine_store`, when that holds it)."""
     COMPILE_MEMO.forget_engines()
 
 
