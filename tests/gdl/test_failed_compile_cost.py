@@ -30,7 +30,7 @@ from server.gdl.compiled.estimate import EstimateFloor, estimated_us
 from server.gdl.compiled.grounder import ground
 from server.gdl.compiled.network import build_network
 from server.gdl.compiled.plan import build_plan
-from server.gdl.parser import parse_gdl
+from server.gdl.parser import Rule, parse_gdl
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -320,14 +320,21 @@ def test_past_its_first_rules_the_floor_counts_a_sample_of_the_batches(
     assert every_batch.estimate_floor <= estimate
 
 
-def test_a_sampled_floor_nearing_the_budget_counts_every_batch_and_stops_in_time(
-    monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
-) -> None:
+def sampled_counter(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Rule], int, int]:
+    """The rules of the counter of ``SAMPLED_CELLS``, its count of ground rules, and its
+    floor counted from every batch."""
     rules = parse_gdl(shifting_counter(SAMPLED_CELLS))
     total = len(ground(rules, max_rules=10**6, deadline=1e9).rules)
     with monkeypatch.context() as patched:
         patched.setattr(grounder, "FLOOR_SAMPLED_FROM", 10**9)
         exact = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
+    return rules, total, exact
+
+
+def test_a_sampled_floor_nearing_the_budget_counts_every_batch_and_stops_in_time(
+    monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
+) -> None:
+    rules, total, exact = sampled_counter(monkeypatch)
     floor_counts.clear()
     with pytest.raises(NetworkOverBudget):
         ground(rules, max_rules=10**6, deadline=1e9, work_budget=0.8 * exact)
@@ -339,11 +346,7 @@ def test_a_sampled_floor_nearing_the_budget_counts_every_batch_and_stops_in_time
 def test_a_sampled_floor_the_rule_cap_stops_first_leaves_its_batches_uncounted(
     monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
 ) -> None:
-    rules = parse_gdl(shifting_counter(SAMPLED_CELLS))
-    total = len(ground(rules, max_rules=10**6, deadline=1e9).rules)
-    with monkeypatch.context() as patched:
-        patched.setattr(grounder, "FLOOR_SAMPLED_FROM", 10**9)
-        exact = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
+    rules, total, exact = sampled_counter(monkeypatch)
     cap = 3 * total // 5  # the floor comes to about 0.6 of ``exact`` there
 
     def counted_until_the_cap(work_budget: float) -> int:
