@@ -221,7 +221,7 @@ def _store_now(store: EngineStore, game: Game) -> None:
     portable = getattr(game.engine, "portable", None)
     if portable is None or game.compile_budget is None:
         return
-    if not store.keep_engine(game.rules, portable(), game.engine_race, game.compile_budget):
+    if not store.entry(game.rules).keep_engine(portable(), game.engine_race, game.compile_budget):
         raise InputError(
             f"the engine could not be written to the engine store at {store.directory}"
         )

@@ -196,10 +196,10 @@ class AsideCompile:
 def _stored_failure(rules: list[Rule], budget: CompileBudget) -> GdlError | None:
     """Why a compile aside of ``rules`` within ``budget`` failed in a process before,
     when the engine store says so."""
-    from .engine_store import engine_store
+    from .engine_store import store_entry
 
-    store = engine_store()
-    return store.failure(rules, budget) if store is not None else None
+    entry = store_entry(rules)
+    return entry.failure(budget) if entry is not None else None
 
 
 def compile_and_race(
@@ -264,15 +264,15 @@ def store_outcome(rules: list[Rule], budget: CompileBudget, outcome: AsideOutcom
     """Hand what a compile aside ended with to the engine store (:mod:`.engine_store`),
     once the parent has its answer: the engine (whatever it cost: set-up failed to make
     it, and would fail again), or a failure that would fail again."""
-    from .engine_store import engine_store
+    from .engine_store import store_entry
 
-    store = engine_store()
-    if store is None:
+    entry = store_entry(rules)
+    if entry is None:
         return
     if outcome.portable is not None:
-        store.keep_engine(rules, outcome.portable, outcome.race, budget)
+        entry.keep_engine(outcome.portable, outcome.race, budget)
     elif outcome.fails_again:
-        store.keep_failure(rules, budget, _failure(outcome))
+        entry.keep_failure(budget, _failure(outcome))
 
 
 def _failure(outcome: AsideOutcome) -> GdlError:

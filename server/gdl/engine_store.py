@@ -169,7 +169,7 @@ class EngineStore:
         self.directory = directory
         self.max_bytes = max_bytes
 
-    def _path(self, digest: str, suffix: str) -> Path:
+    def path_of(self, digest: str, suffix: str) -> Path:
         return self.directory / f"{digest}{suffix}"
 
     def problem(self) -> str | None:
@@ -188,117 +188,20 @@ class EngineStore:
             return "others may write to it"
         return None
 
-    def _usable(self) -> bool:
+    def usable(self) -> bool:
+        """Whether the directory can be used (a warning says why not)."""
         problem = self.problem()
         if problem is not None:
             log.warning("engine store %s not used: %s", self.directory, problem)
         return problem is None
 
-    # -- engines -------------------------------------------------------------------
-
-    def engine(self, rules: list[Rule]) -> StoredEngine | None:
-        """The engine stored for ``rules``, or None (an unreadable entry is removed)."""
-        digest = rules_digest(rules)
-        path = self._path(digest, ENGINE_SUFFIX)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            log.warning("stored engine %s not read: %s", path.name, error)
-            return None
-        if not self._usable():
-            return None
-        from .compiled.engine import CompiledEngine
-
-        try:
-            entry = pickle.loads(data)  # noqa: S301 - written by this code, in a private directory
-            if entry["format"] != FORMAT or entry["digest"] != digest:
-                raise ValueError("written by other code")
-            engine = CompiledEngine.from_portable(entry["portable"])
-            stored = StoredEngine(engine, entry["race"], CompileBudget(*entry["budget"]))
-        except Exception as error:  # noqa: BLE001 - any damage: compile as if it were not there
-            log.warning("stored engine %s removed: %s", path.name, error)
-            path.unlink(missing_ok=True)
-            return None
-        try:
-            os.utime(path)  # loaded last: removed last
-        except OSError:
-            pass
-        return stored
-
-    def keep_engine(
-        self,
-        rules: list[Rule],
-        portable: PortableEngine,
-        race: Race | None,
-        budget: CompileBudget,
-    ) -> bool:
-        """Store an engine compiled for ``rules`` within ``budget``; whether it was."""
-        digest = rules_digest(rules)
-        entry = {
-            "format": FORMAT,
-            "digest": digest,
-            "portable": portable,
-            "race": race,
-            "budget": (budget.time_limit, budget.max_ground_rules),
-        }
-        try:
-            data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as error:  # noqa: BLE001 - an engine that does not pickle: not stored
-            log.warning("engine not stored: %s", error)
-            return False
-        if len(data) > self.max_bytes:
-            log.info("engine not stored: %d MB, over the store's limit", len(data) >> 20)
-            return False
-        if not self._usable() or not self._write(self._path(digest, ENGINE_SUFFIX), data):
-            return False
-        self._trim()
-        return True
-
-    # -- failures ------------------------------------------------------------------
-
-    def failure(self, rules: list[Rule], budget: CompileBudget) -> GdlError | None:
-        """Why compiling ``rules`` within ``budget`` failed before, when it would fail
-        again; None when nothing is stored."""
-        path = self._path(rules_digest(rules), FAILURES_SUFFIX)
-        try:
-            failures = json.loads(path.read_text(encoding="utf-8"))
-            found = _failure_within(failures, budget)
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, TypeError, AttributeError) as error:
-            log.warning("stored failures %s removed: %s", path.name, error)
-            path.unlink(missing_ok=True)
-            return None
-        if found is None:
-            return None
-        from .compiled import errors
-
-        kind, reason = found
-        failure: GdlError = getattr(errors, kind)(reason)
-        return failure
-
-    def keep_failure(self, rules: list[Rule], budget: CompileBudget, error: GdlError) -> bool:
-        """Store a failure that would fail again (see :func:`.compile_memo.fails_again`);
-        whether it was (one that the clock made is not)."""
-        kind = type(error).__name__
-        if kind not in FAILURE_KINDS or not self._usable():
-            return False
-        path = self._path(rules_digest(rules), FAILURES_SUFFIX)
-        with _FAILURES_LOCK:
-            try:
-                failures = json.loads(path.read_text(encoding="utf-8"))
-                if not isinstance(failures, dict):
-                    failures = {}
-            except (OSError, ValueError):
-                failures = {}
-            failures[_budget_key(budget)] = [kind, getattr(error, "reason", str(error))]
-            return self._write(path, json.dumps(failures, sort_keys=True).encode())
+    def entry(self, rules: list[Rule]) -> StoreEntry:
+        """The entry of ``rules`` (its name worked out once for all that asks of it)."""
+        return StoreEntry(self, rules_digest(rules))
 
     # -- files ---------------------------------------------------------------------
 
-    def _write(self, path: Path, data: bytes) -> bool:
+    def write_whole(self, path: Path, data: bytes) -> bool:
         """Write ``data`` to ``path`` whole or not at all (a reader never sees a part)."""
         try:
             handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".writing-")
@@ -313,7 +216,7 @@ class EngineStore:
             return False
         return True
 
-    def _trim(self) -> None:
+    def trim(self) -> None:
         """Remove the engines loaded longest ago while the store is over its limit, and
         what writers that were stopped midway left (an hour old)."""
         now = time.time()
@@ -360,6 +263,114 @@ class EngineStore:
         }
 
 
+@dataclass(frozen=True)
+class StoreEntry:
+    """What the store holds for one set of rules: its engine, its failures per budget."""
+
+    store: EngineStore
+    digest: str
+    """The entry's name (:func:`rules_digest`)."""
+
+    # -- engines -------------------------------------------------------------------
+
+    def engine(self) -> StoredEngine | None:
+        """The engine stored, or None (an unreadable entry is removed)."""
+        digest, store = self.digest, self.store
+        path = store.path_of(digest, ENGINE_SUFFIX)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            log.warning("stored engine %s not read: %s", path.name, error)
+            return None
+        if not store.usable():
+            return None
+        from .compiled.engine import CompiledEngine
+
+        try:
+            entry = pickle.loads(data)  # noqa: S301 - written by this code, in a private directory
+            if entry["format"] != FORMAT or entry["digest"] != digest:
+                raise ValueError("written by other code")
+            engine = CompiledEngine.from_portable(entry["portable"])
+            stored = StoredEngine(engine, entry["race"], CompileBudget(*entry["budget"]))
+        except Exception as error:  # noqa: BLE001 - any damage: compile as if it were not there
+            log.warning("stored engine %s removed: %s", path.name, error)
+            path.unlink(missing_ok=True)
+            return None
+        try:
+            os.utime(path)  # loaded last: removed last
+        except OSError:
+            pass
+        return stored
+
+    def keep_engine(
+        self, portable: PortableEngine, race: Race | None, budget: CompileBudget
+    ) -> bool:
+        """Store an engine compiled within ``budget``; whether it was."""
+        digest, store = self.digest, self.store
+        entry = {
+            "format": FORMAT,
+            "digest": digest,
+            "portable": portable,
+            "race": race,
+            "budget": (budget.time_limit, budget.max_ground_rules),
+        }
+        try:
+            data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as error:  # noqa: BLE001 - an engine that does not pickle: not stored
+            log.warning("engine not stored: %s", error)
+            return False
+        if len(data) > store.max_bytes:
+            log.info("engine not stored: %d MB, over the store's limit", len(data) >> 20)
+            return False
+        if not store.usable() or not store.write_whole(store.path_of(digest, ENGINE_SUFFIX), data):
+            return False
+        store.trim()
+        return True
+
+    # -- failures ------------------------------------------------------------------
+
+    def failure(self, budget: CompileBudget) -> GdlError | None:
+        """Why compiling within ``budget`` failed before, when it would fail again; None
+        when nothing is stored."""
+        path = self.store.path_of(self.digest, FAILURES_SUFFIX)
+        try:
+            failures = json.loads(path.read_text(encoding="utf-8"))
+            found = _failure_within(failures, budget)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, AttributeError) as error:
+            log.warning("stored failures %s removed: %s", path.name, error)
+            path.unlink(missing_ok=True)
+            return None
+        if found is None:
+            return None
+        from .compiled import errors
+
+        kind, reason = found
+        failure: GdlError = getattr(errors, kind)(reason)
+        return failure
+
+    def keep_failure(self, budget: CompileBudget, error: GdlError) -> bool:
+        """Store a failure that would fail again (see :func:`.compile_memo.fails_again`);
+        whether it was (one that the clock made is not)."""
+        kind = type(error).__name__
+        store = self.store
+        if kind not in FAILURE_KINDS or not store.usable():
+            return False
+        path = store.path_of(self.digest, FAILURES_SUFFIX)
+        with _FAILURES_LOCK:
+            try:
+                failures = json.loads(path.read_text(encoding="utf-8"))
+                if not isinstance(failures, dict):
+                    failures = {}
+            except (OSError, ValueError):
+                failures = {}
+            failures[_budget_key(budget)] = [kind, getattr(error, "reason", str(error))]
+            return store.write_whole(path, json.dumps(failures, sort_keys=True).encode())
+
+
 def store_directory() -> Path | None:
     """Where the store is, as ``GGP_ENGINE_STORE`` says (None: turned off)."""
     said = os.environ.get(STORE_VARIABLE)
@@ -394,14 +405,22 @@ def engine_store() -> EngineStore | None:
     return EngineStore(directory, store_megabytes() * 2**20)
 
 
+def store_entry(rules: list[Rule]) -> StoreEntry | None:
+    """The entry of ``rules`` in the store this process uses now (None when turned off)."""
+    store = engine_store()
+    return store.entry(rules) if store is not None else None
+
+
 __all__ = [
     "MIN_COMPILE_SECONDS",
     "SIZE_VARIABLE",
     "STORE_VARIABLE",
     "EngineStore",
+    "StoreEntry",
     "StoredEngine",
     "code_fingerprint",
     "engine_store",
     "rules_digest",
     "store_directory",
+    "store_entry",
 ]

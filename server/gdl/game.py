@@ -27,6 +27,7 @@ from .terms import Compound, Constant, RawTerm, Term, to_kif, unwrap, wrap
 
 if TYPE_CHECKING:
     from .compile_aside import AsideCompile
+    from .engine_store import StoreEntry
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,9 @@ class Game:
         self.engine_storing: threading.Thread | None = None
         """The thread handing the engine compiled now to the engine store, if any (the
         process waits for it at exit)."""
+        self._entry: StoreEntry | None = None
+        """The engine store's entry of these rules, once looked up (:meth:`_store_entry`)."""
+        self._entry_looked_up = False
         self.compile_aside: AsideCompile | None = None
         """The compile in another process this game waits for or switched after (see
         :mod:`.compile_aside`), when ``auto`` fell back for want of budget and
@@ -218,14 +222,22 @@ class Game:
             return compiled
         return self._faster_of(compiled, key, started)
 
+    def _store_entry(self) -> StoreEntry | None:
+        """The engine store's entry of these rules (looked up once a load), None when the
+        store is off or the interpreter was asked for."""
+        if not self._entry_looked_up:
+            from .engine_store import store_entry
+
+            self._entry_looked_up = True
+            self._entry = store_entry(self.rules) if self.compile_budget is not None else None
+        return self._entry
+
     def _stored_engine(self, key: MemoKey) -> Compiled | None:
         """The engine the engine store holds for these rules (compiled within any budget,
         in any process), kept in this process's memo too; None when it holds none."""
-        from .engine_store import engine_store
-
-        store = engine_store()
-        stored = store.engine(self.rules) if store is not None else None
-        if stored is None or (stored.race is not None and stored.race.interpreter_wins):
+        entry = self._store_entry()
+        stored = entry.engine() if entry is not None else None
+        if stored is None:
             return None
         self.engine_stored = True
         COMPILE_MEMO.keep_compiled(key, stored.engine, stored.race)
@@ -234,35 +246,27 @@ class Game:
     def _stored_failure(self) -> GdlError | None:
         """Why compiling these rules within this budget failed in a process before, when
         the engine store says so."""
-        from .engine_store import engine_store
-
-        store = engine_store()
-        if store is None or self.compile_budget is None:
-            return None
-        return store.failure(self.rules, self.compile_budget)
+        entry, budget = self._store_entry(), self.compile_budget
+        return entry.failure(budget) if entry is not None and budget is not None else None
 
     def _store_failure(self, reason: GdlError) -> None:
         """Tell the engine store a failure that would fail again with this budget."""
-        from .engine_store import engine_store
-
-        store = engine_store()
-        if store is not None and self.compile_budget is not None:
-            store.keep_failure(self.rules, self.compile_budget, reason)
+        entry = self._store_entry()
+        if entry is not None and self.compile_budget is not None:
+            entry.keep_failure(self.compile_budget, reason)
 
     def _store_engine(self, compiled: Engine, race: Race | None, seconds: float) -> None:
         """Hand an engine that took ``seconds`` of CPU time to compile and race to the
         engine store, pickled in a thread of its own (a large one takes a few tenths of
         a second); cheap ones are not stored (:data:`.engine_store.MIN_COMPILE_SECONDS`)."""
-        from .engine_store import MIN_COMPILE_SECONDS, engine_store
+        from .engine_store import MIN_COMPILE_SECONDS
 
-        store, budget = engine_store(), self.compile_budget
+        entry, budget = self._store_entry(), self.compile_budget
         portable = getattr(compiled, "portable", None)
-        if store is None or budget is None or portable is None or seconds < MIN_COMPILE_SECONDS:
+        if entry is None or budget is None or portable is None or seconds < MIN_COMPILE_SECONDS:
             return
-        rules = self.rules
         self.engine_storing = threading.Thread(
-            target=lambda: store.keep_engine(rules, portable(), race, budget),
-            name="ggp-engine-store",
+            target=lambda: entry.keep_engine(portable(), race, budget), name="ggp-engine-store"
         )
         self.engine_storing.start()
 

@@ -229,19 +229,19 @@ def test_the_store_removes_the_engines_loaded_longest_ago_past_its_size_limit(
     heaven = Game.from_file(TIC_TAC_HEAVEN, engine="compiled")
     budget = CompileBudget(2.0, 80_000)
     unlimited = EngineStore(folder, 2**40)
-    assert unlimited.keep_engine(nine.rules, nine.engine.portable(), None, budget)
+    assert unlimited.entry(nine.rules).keep_engine(nine.engine.portable(), None, budget)
     one_entry = stored_engine_files(folder)[0].stat().st_size
     old = time.time() - 3600
     os.utime(stored_engine_files(folder)[0], (old, old))
 
     elsewhere = EngineStore(tmp_path / "elsewhere", 2**40)
-    assert elsewhere.keep_engine(heaven.rules, heaven.engine.portable(), None, budget)
+    assert elsewhere.entry(heaven.rules).keep_engine(heaven.engine.portable(), None, budget)
     other_entry = stored_engine_files(elsewhere.directory)[0].stat().st_size
 
     store = EngineStore(folder, one_entry + other_entry - 1)  # not room for both
-    assert store.keep_engine(heaven.rules, heaven.engine.portable(), None, budget)
-    assert store.engine(nine.rules) is None  # the older one made room
-    kept = store.engine(heaven.rules)
+    assert store.entry(heaven.rules).keep_engine(heaven.engine.portable(), None, budget)
+    assert store.entry(nine.rules).engine() is None  # the older one made room
+    kept = store.entry(heaven.rules).engine()
     assert kept is not None and kept.budget == budget
 
 
@@ -269,32 +269,32 @@ def test_the_store_is_off_when_the_environment_says_so(
 
 
 def test_a_failure_read_back_is_the_failure_kept(tmp_path: Path) -> None:
-    store = EngineStore(tmp_path / "engines", 2**30)
     rules = parse_gdl(NINE_BOARD.read_text(encoding="utf-8"))
+    entry = EngineStore(tmp_path / "engines", 2**30).entry(rules)
     budget = CompileBudget(2.0, SET_UP_RULES)
-    assert store.failure(rules, budget) is None
-    assert store.keep_failure(rules, budget, GroundingTooLarge("too many rules"))
-    failure = store.failure(rules, budget)
+    assert entry.failure(budget) is None
+    assert entry.keep_failure(budget, GroundingTooLarge("too many rules"))
+    failure = entry.failure(budget)
     assert isinstance(failure, GroundingTooLarge) and failure.reason == "too many rules"
     # a larger budget may compile it; a smaller one would meet the same cap
-    assert store.failure(rules, CompileBudget(10.0, SET_UP_RULES)) is None
-    assert store.failure(rules, CompileBudget(2.0, SET_UP_RULES * 2)) is None
-    smaller = store.failure(rules, CompileBudget(1.0, SET_UP_RULES // 2))
+    assert entry.failure(CompileBudget(10.0, SET_UP_RULES)) is None
+    assert entry.failure(CompileBudget(2.0, SET_UP_RULES * 2)) is None
+    smaller = entry.failure(CompileBudget(1.0, SET_UP_RULES // 2))
     assert isinstance(smaller, GroundingTooLarge) and smaller.reason == "too many rules"
 
 
 def test_a_lost_race_is_kept_for_its_own_budget_only(tmp_path: Path) -> None:
-    store = EngineStore(tmp_path / "engines", 2**30)
     rules = parse_gdl(NINE_BOARD.read_text(encoding="utf-8"))
+    entry = EngineStore(tmp_path / "engines", 2**30).entry(rules)
     budget = CompileBudget(10.0, 480_000)
-    assert store.keep_failure(rules, budget, SlowerThanInterpreter("the interpreter ran faster"))
-    assert isinstance(store.failure(rules, budget), SlowerThanInterpreter)
-    assert store.failure(rules, CompileBudget(2.0, 80_000)) is None  # another form may win
+    assert entry.keep_failure(budget, SlowerThanInterpreter("the interpreter ran faster"))
+    assert isinstance(entry.failure(budget), SlowerThanInterpreter)
+    assert entry.failure(CompileBudget(2.0, 80_000)) is None  # another form may win
 
 
 def test_a_failure_made_by_the_clock_is_not_kept(tmp_path: Path) -> None:
-    store = EngineStore(tmp_path / "engines", 2**30)
     rules = parse_gdl(NINE_BOARD.read_text(encoding="utf-8"))
+    entry = EngineStore(tmp_path / "engines", 2**30).entry(rules)
     budget = CompileBudget(2.0, 80_000)
-    assert not store.keep_failure(rules, budget, GroundingTooSlow("took longer than the limit"))
-    assert store.failure(rules, budget) is None
+    assert not entry.keep_failure(budget, GroundingTooSlow("took longer than the limit"))
+    assert entry.failure(budget) is None
