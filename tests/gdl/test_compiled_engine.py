@@ -240,6 +240,31 @@ def test_legal_moves_are_public_terms_and_new_lists() -> None:
     assert engine.legal_move(state, "oPlayer", "noop") == "noop"
 
 
+def test_legal_moves_met_again_are_new_lists_with_each_states_own_moves() -> None:
+    """A role's moves are copied from the last lists handed out when the same again
+    (the noop of the role that waits, the moves of a board that did not change): a
+    caller that changes its list changes no other, and every state keeps its own."""
+    engine = compiled(TIC_TAC_TOE)
+    interpreter = Interpreter(parse_gdl(TIC_TAC_TOE))
+    rng = random.Random(5)
+    for _ in range(20):
+        state, plain = engine.initial_state(), interpreter.initial_state()
+        while not engine.is_terminal(state):
+            lists = []
+            for role in engine.roles:
+                moves = engine.legal_moves(state, role)
+                assert moves == interpreter.legal_moves(plain, role)
+                lists.append(moves)
+                moves.append("spoilt")
+                again = engine.legal_moves(state, role)
+                assert "spoilt" not in again and again == interpreter.legal_moves(plain, role)
+            joint = [rng.choice(moves[:-1]) for moves in lists]
+            state = engine.next_state(state, joint)
+            plain = interpreter.next_state(plain, joint)
+    first = engine.initial_state()
+    assert engine.legal_moves(first, "oPlayer") == ["noop"]
+    assert len(engine.legal_moves(first, "xPlayer")) == 9
+
 def test_states_are_worked_out_alike_with_or_without_the_incremental_status(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

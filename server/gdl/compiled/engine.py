@@ -173,6 +173,13 @@ class CompiledEngine:
         self._goal_terms = [[value for value, _ in goals] for goals in network.goals]
         self._public_moves: list[list[Term]] = [[wrap(m) for m in ms] for ms in network.moves]
         self._last_goals: tuple[int, list[list[RawTerm]]] | None = None
+        self._last_legal: list[tuple[list[int], list[RawTerm], list[int], list[RawTerm]]] = [
+            ([], [], [], []) for _ in self.roles
+        ]
+        """Per role: the last two lists of legal move indices asked, each with its public
+        terms. Many games give a role the same moves in many states (every move of a
+        simultaneous game; the noop, and the moves a board rarely changes, of turn-taking
+        ones): those are copied, not looked up again one by one."""
         self.terminal_compact: Callable[[int], bool] = namespace["terminal"]
         self.legal_indices: Callable[[int], tuple[list[int], ...]] = namespace["legal"]
         self._goals = namespace["goals"]
@@ -433,8 +440,16 @@ class CompiledEngine:
         status = state._memo if state._owner is self else None
         if status is None:
             status = self._status_of(state)
+        indices: list[int] = status[1][r]  # type: ignore[index]
+        last = self._last_legal[r]  # one tuple: safe when threads share the engine
+        if last[0] == indices:
+            return last[1][:]
+        if last[2] == indices:
+            return last[3][:]
         moves = self._public_moves[r]
-        return [moves[j] for j in status[1][r]]  # type: ignore[index]
+        public: list[RawTerm] = [moves[j] for j in indices]
+        self._last_legal[r] = (indices, public, last[0], last[1])
+        return public[:]
 
     def legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
         r = self._role_index[role]

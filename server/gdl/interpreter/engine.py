@@ -1837,8 +1837,19 @@ class Interpreter:
         lookup a move), sorted as integers and read back by rank."""
         order = self._move_order
         grouped: dict[str, list[RawTerm]] = {}
+        by_role: dict[str, list[RawTerm]] = {}
+        if len(self.roles) == 1:
+            (role,) = self.roles
+            by_role[role] = [move for who, move in facts if who == role]
+        else:  # one pass over the facts, not one a role
+            for who, move in facts:
+                moves = by_role.get(who)
+                if moves is None:
+                    by_role[who] = [move]
+                else:
+                    moves.append(move)
         for role in self.roles:
-            moves = [move for who, move in facts if who == role]
+            moves = by_role.get(role)
             if not moves:
                 continue
             rank, _, public = order.tables
