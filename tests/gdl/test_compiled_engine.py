@@ -265,6 +265,48 @@ def test_legal_moves_met_again_are_new_lists_with_each_states_own_moves() -> Non
     assert engine.legal_moves(first, "oPlayer") == ["noop"]
     assert len(engine.legal_moves(first, "xPlayer")) == 9
 
+
+SAME_MOVES_EVERY_STEP = """
+(role left) (role right)
+(pick a) (pick b) (pick c) (pick d) (pick e)
+(init (step 0))
+(succ 0 1) (succ 1 2) (succ 2 3)
+(<= (legal ?r (choose ?x)) (role ?r) (pick ?x))
+(<= (next (step ?n)) (true (step ?m)) (succ ?m ?n))
+(<= (next (chose ?r ?x)) (does ?r (choose ?x)))
+(<= terminal (true (step 3)))
+(<= (goal left 100) (true (chose left ?x)) (true (chose right ?x)))
+(<= (goal left 0) (not (goal left 100)))
+(<= (goal right 100) (goal left 0))
+(<= (goal right 0) (goal left 100))
+"""
+
+
+def play_randomly(engine: CompiledEngine, games: int) -> None:
+    rng = random.Random(7)
+    for _ in range(games):
+        state = engine.initial_state()
+        while not engine.is_terminal(state):
+            state = engine.next_state(
+                state, [rng.choice(engine.legal_moves(state, role)) for role in engine.roles]
+            )
+
+
+def test_copying_legal_moves_stays_on_where_moves_recur_and_goes_off_where_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("server.gdl.compiled.engine.COPY_LEGAL_TRIAL", 8)
+    same = compiled(SAME_MOVES_EVERY_STEP)
+    play_randomly(same, 10)
+    assert same._copy_legal and same._legal_copied > same._legal_made
+    tic_tac_toe = compiled(TIC_TAC_TOE)
+    play_randomly(tic_tac_toe, 10)
+    assert not tic_tac_toe._copy_legal
+    state = tic_tac_toe.initial_state()
+    assert len(tic_tac_toe.legal_moves(state, "xPlayer")) == 9
+    assert tic_tac_toe.legal_moves(state, "oPlayer") == ["noop"]
+
+
 def test_states_are_worked_out_alike_with_or_without_the_incremental_status(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

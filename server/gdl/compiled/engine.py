@@ -36,6 +36,11 @@ DEFAULT_TIME_LIMIT = BASE_TIME_LIMIT
 TRIAL_STATES = 64
 """The first states asked about are worked out both ways, incrementally and afresh,
 and timed; the way faster on most of them is then kept (the answers are the same)."""
+COPY_LEGAL_FROM = 4
+"""Lists of legal moves this long or longer are copied from the last ones handed out
+when the same again; shorter ones are made as quickly as compared."""
+COPY_LEGAL_TRIAL = 1024
+"""Lists made (not copied) after which copying is kept only if it paid."""
 
 AS_WRITTEN = "as written"
 COMPLEMENTED = "with its move tests on the state complemented"
@@ -176,6 +181,11 @@ class CompiledEngine:
         self._last_legal: list[tuple[list[int], list[RawTerm], list[int], list[RawTerm]]] = [
             ([], [], [], []) for _ in self.roles
         ]
+        self._copy_legal = True
+        """Whether lists are copied so: off when fewer than one in three were, of the first
+        COPY_LEGAL_TRIAL made (checking costs more than it saves)."""
+        self._legal_copied = 0
+        self._legal_made = 0
         """Per role: the last two lists of legal move indices asked, each with its public
         terms. Many games give a role the same moves in many states (every move of a
         simultaneous game; the noop, and the moves a board rarely changes, of turn-taking
@@ -441,14 +451,21 @@ class CompiledEngine:
         if status is None:
             status = self._status_of(state)
         indices: list[int] = status[1][r]  # type: ignore[index]
+        moves = self._public_moves[r]
+        if not self._copy_legal or len(indices) < COPY_LEGAL_FROM:
+            return [moves[j] for j in indices]
         last = self._last_legal[r]  # one tuple: safe when threads share the engine
         if last[0] == indices:
+            self._legal_copied += 1
             return last[1][:]
         if last[2] == indices:
+            self._legal_copied += 1
             return last[3][:]
-        moves = self._public_moves[r]
         public: list[RawTerm] = [moves[j] for j in indices]
         self._last_legal[r] = (indices, public, last[0], last[1])
+        self._legal_made += 1
+        if self._legal_made == COPY_LEGAL_TRIAL:  # kept only where it pays
+            self._copy_legal = 2 * self._legal_copied >= self._legal_made
         return public[:]
 
     def legal_move(self, state: State, role: str, move: RawTerm) -> RawTerm | None:
