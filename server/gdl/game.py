@@ -214,8 +214,7 @@ class Game:
                     raise
                 self.failed_compile_seconds = time.thread_time() - started
                 if fails_again(reason):
-                    COMPILE_MEMO.keep_failure(key, reason)
-                    self._store_failure(reason)
+                    self._remember_failure(key, reason)
                 return self._interpreter_instead(reason)
         if engine == "compiled":
             COMPILE_MEMO.keep_compiled(key, compiled, None)
@@ -249,8 +248,10 @@ class Game:
         entry, budget = self._store_entry(), self.compile_budget
         return entry.failure(budget) if entry is not None and budget is not None else None
 
-    def _store_failure(self, reason: GdlError) -> None:
-        """Tell the engine store a failure that would fail again with this budget."""
+    def _remember_failure(self, key: MemoKey, reason: GdlError) -> None:
+        """Remember a failure that would fail again with this budget: in this process's
+        memo, and in the engine store for other processes."""
+        COMPILE_MEMO.keep_failure(key, reason)
         entry = self._store_entry()
         if entry is not None and self.compile_budget is not None:
             entry.keep_failure(self.compile_budget, reason)
@@ -290,9 +291,7 @@ class Game:
                 self._store_engine(compiled, outcome, spent)
             return compiled
         self.failed_compile_seconds = time.thread_time() - started
-        lost = SlowerThanInterpreter(outcome.reason)
-        COMPILE_MEMO.keep_failure(key, lost)
-        self._store_failure(lost)
+        self._remember_failure(key, SlowerThanInterpreter(outcome.reason))
         self.fallback_reason = outcome.reason
         log.info("using the interpreter: %s", outcome.reason)
         return interpreter

@@ -181,15 +181,16 @@ class CompiledEngine:
         self._last_legal: list[tuple[list[int], list[RawTerm], list[int], list[RawTerm]]] = [
             ([], [], [], []) for _ in self.roles
         ]
-        self._copy_legal = True
-        """Whether lists are copied so: off when fewer than one in three were, of the first
-        COPY_LEGAL_TRIAL made (checking costs more than it saves)."""
-        self._legal_copied = 0
-        self._legal_made = 0
         """Per role: the last two lists of legal move indices asked, each with its public
         terms. Many games give a role the same moves in many states (every move of a
         simultaneous game; the noop, and the moves a board rarely changes, of turn-taking
         ones): those are copied, not looked up again one by one."""
+        self._copy_legal = True
+        """Whether lists are copied so: off when fewer than one call in three copied, after
+        the first COPY_LEGAL_TRIAL lists made (comparing then costs more than it saves)."""
+        self._legal_copied = 0
+        self._legal_made = 0
+        """Lists handed out by copying, and lists made, counted for that choice."""
         self.terminal_compact: Callable[[int], bool] = namespace["terminal"]
         self.legal_indices: Callable[[int], tuple[list[int], ...]] = namespace["legal"]
         self._goals = namespace["goals"]
