@@ -32,7 +32,7 @@ GROWING = f"""
 (<= (small ?n) (true (step ?n)))
 (<= (big ?k ?j) (true (step ?n)) (late ?n) (num ?k) (num ?j))
 (<= (legal counter tick) (small ?n))
-(<= (legal counter wait) (big 1 2))
+(<= (legal counter wait) (big 1 ?j))
 (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
 (<= terminal (true (step {LAST})))
 (<= (goal counter 100) (big 3 4))
@@ -104,7 +104,7 @@ MIDDLING = f"""
 {" ".join(f"(succ {n} {n + 1})" for n in range(LAST))}
 {" ".join(f"(num {k})" for k in range(MIDDLING_SIDE))}
 (<= (middling ?k ?j) (true (step ?n)) (num ?k) (num ?j))
-(<= (legal counter tick) (middling 1 2))
+(<= (legal counter tick) (middling 1 ?j))
 (<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
 (<= terminal (true (step {LAST})))
 (goal counter 100)

@@ -35,6 +35,7 @@ from .program import (
     DOES_KEY,
     TRUE_KEY,
     Component,
+    FlatRule,
     Program,
     RelationKey,
     analyse,
@@ -44,6 +45,8 @@ from .program import (
     relation_key,
 )
 from .state_memo import StateAnswers, StateMemo
+from .negation_groups import fold_negated_fluents
+from .uses import restrict_to_uses
 
 LEGAL_KEY: RelationKey = ("legal", 2)
 NEXT_KEY: RelationKey = ("next", 1)
@@ -958,6 +961,12 @@ _BUDGET_STATE = (
 taken from it when it wins its trial."""
 
 
+def _rewrite(rules: list[FlatRule]) -> list[FlatRule]:
+    """The rules as the interpreter evaluates them: each relation restricted to what its
+    uses ask for, negated fluents folded into groups (both keep every answer)."""
+    return fold_negated_fluents(restrict_to_uses(rules))
+
+
 class Interpreter:
     """A GDL reasoner over plain terms, implementing :class:`server.gdl.engine.Engine`."""
 
@@ -970,7 +979,7 @@ class Interpreter:
     def __init__(self, rules: Sequence[Rule], *, memo: bool = True) -> None:
         """``memo``: keep the answers of states met before while states recur (see
         :mod:`.state_memo`); off, every call asks the rules."""
-        self.program: Program = analyse(rules)
+        self.program: Program = analyse(rules, _rewrite)
         self._compiled: dict[int, list[CompiledRule]] = {}
         self._demand_candidates = frozenset(
             component.index

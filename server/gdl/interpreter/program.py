@@ -14,7 +14,7 @@ Every relation falls into one layer, computed at a different moment:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -222,9 +222,14 @@ def _is_recursive_part(rules: list[FlatRule], keys: frozenset) -> bool:
     return any(edges.values())
 
 
-def analyse(rules: Iterable[Rule]) -> Program:
-    """Expand disjunctions, find strata and layers."""
+def analyse(
+    rules: Iterable[Rule], rewrite: Callable[[list[FlatRule]], list[FlatRule]] | None = None
+) -> Program:
+    """Expand disjunctions, find strata and layers; ``rewrite`` may first change the
+    expanded rules (keeping what they derive for the engine's callers)."""
     flat = expand_disjunctions(rules)
+    if rewrite is not None:
+        flat = rewrite(flat)
     rules_by_head: dict[RelationKey, list[FlatRule]] = {}
     edges: dict[RelationKey, set[RelationKey]] = {}
     negative: set[tuple[RelationKey, RelationKey]] = set()
