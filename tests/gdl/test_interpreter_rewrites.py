@@ -37,7 +37,7 @@ ARROWS = """
     (not (true (cell ?x ?y arrow))))
 (<= (hasmove ?p) (true (cell ?x ?y ?p)) (adjacent ?x ?y ?u ?v) (empty ?u ?v))
 (<= (hasmove nobody) (index 1))
-(<= (hasmove white) (index 2))
+(<= (hasmove white) (true (cell 2 2 white)) (true (control black)))
 (<= (legal ?p (move ?x ?y ?u ?v)) (true (control ?p)) (true (cell ?x ?y ?p))
     (adjacent ?x ?y ?u ?v) (empty ?u ?v))
 (<= (legal white noop) (true (control black)))

@@ -50,7 +50,10 @@ async def _kill_a_match(folder: Path, game: Path, key: Path, delay: float) -> No
         try:
             await asyncio.wait_for(process.wait(), delay)
         except TimeoutError:
-            process.kill()
+            try:
+                process.kill()
+            except ProcessLookupError:  # the match ended on its own as the delay ran out
+                pass
             await process.wait()
 
 
