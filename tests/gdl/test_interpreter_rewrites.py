@@ -158,10 +158,13 @@ def test_negated_fluents_that_differ_in_more_than_one_place_stay_apart() -> None
 
 
 def test_rules_with_the_same_negated_fluents_share_one_group() -> None:
-    text = ARROWS + """
+    text = (
+        ARROWS
+        + """
     (<= (blocked ?x ?y) (index ?x) (index ?y) (not (true (cell ?x ?y white)))
         (not (true (cell ?x ?y black))) (not (true (cell ?x ?y arrow))) (succ ?x ?y))
     """
+    )
     rewritten = fold_negated_fluents(rules_of(text))
     groups = {rule.head[0] for rule in rewritten if rule.head[0].startswith("none of")}
     assert len(groups) == 1

@@ -31,6 +31,7 @@ from .codegen import (
     RuleCompiler,
 )
 from .move_order import MoveOrder
+from .negation_groups import fold_negated_fluents
 from .program import (
     DOES_KEY,
     TRUE_KEY,
@@ -45,7 +46,6 @@ from .program import (
     relation_key,
 )
 from .state_memo import StateAnswers, StateMemo
-from .negation_groups import fold_negated_fluents
 from .uses import restrict_to_uses
 
 LEGAL_KEY: RelationKey = ("legal", 2)

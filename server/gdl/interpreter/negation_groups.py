@@ -29,7 +29,9 @@ def _is_constant(term: RawTerm) -> bool:
     return isinstance(term, str) and not term.startswith("?")
 
 
-def _shape(term: RawTerm, path: tuple[int, ...] = ()) -> tuple[RawTerm, tuple[tuple[int, ...], ...]]:
+def _shape(
+    term: RawTerm, path: tuple[int, ...] = ()
+) -> tuple[RawTerm, tuple[tuple[int, ...], ...]]:
     """``term`` with each constant below a compound replaced by a hole, and the holes'
     paths (the functor at index 0 of a compound stays)."""
     if isinstance(term, str):
@@ -45,7 +47,7 @@ def _shape(term: RawTerm, path: tuple[int, ...] = ()) -> tuple[RawTerm, tuple[tu
 
 def _at(term: RawTerm, path: tuple[int, ...]) -> RawTerm:
     for step in path:
-        term = term[step]  # type: ignore[index]
+        term = term[step]
     return term
 
 
@@ -114,10 +116,11 @@ def fold_negated_fluents(rules: list[FlatRule]) -> list[FlatRule]:
                 )
             replaced[positions[0]] = ("not", head)
             replaced.update((position, None) for position in positions[1:])
-        body = tuple(
-            replaced.get(position, literal)
-            for position, literal in enumerate(rule.body)
-            if replaced.get(position, literal) is not None
-        )
-        folded.append(FlatRule(rule.head, body, rule.source))
+        body: list[RawTerm] = []
+        for position, literal in enumerate(rule.body):
+            if position not in replaced:
+                body.append(literal)
+            elif (kept := replaced[position]) is not None:
+                body.append(kept)
+        folded.append(FlatRule(rule.head, tuple(body), rule.source))
     return folded

@@ -23,16 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..terms import RawTerm
 from .program import FlatRule, RelationKey, literal_atom, relation_args, relation_key
 
 KEPT_WHOLE = frozenset({"true", "does", "legal", "next", "goal", "terminal", "init", "role"})
 """Relations read by the engine's callers (or given by them): restricted, never."""
 
 
-def _is_ground(term: object) -> bool:
+def _is_ground(term: RawTerm) -> bool:
     if isinstance(term, str):
         return not term.startswith("?")
-    return all(_is_ground(part) for part in term)  # type: ignore[union-attr]
+    return all(_is_ground(part) for part in term)
 
 
 def _uses(rules: Iterable[FlatRule]) -> dict[RelationKey, list[tuple]]:
@@ -86,8 +87,7 @@ def restrict_to_uses(rules: list[FlatRule]) -> list[FlatRule]:
         if name not in made:
             made.add(name)
             restricted.extend(
-                FlatRule((name, *question), (), rule.source)
-                for question in sorted(asked, key=repr)
+                FlatRule((name, *question), (), rule.source) for question in sorted(asked, key=repr)
             )
         restricted.append(FlatRule(rule.head, ((name, *args), *rule.body), rule.source))
     return restricted
