@@ -290,18 +290,40 @@ def test_the_trial_counts_votes_not_sums() -> None:
     say) does not turn the choice, as long as it is not four times the small sum."""
     clock = WayClock(small_ns=2_000_000, full_ns=1_000_000)
     engine = interpreter(PAINT, clock)
+    first_vote = interpreter_engine.TRIAL_VOTES_FROM  # the transition numbered so votes first
     transitions = 0
     while engine.budget_choice is None:
         state = engine.initial_state()
         while engine.budget_choice is None and not engine.is_terminal(state):
-            clock.costs["full"] = 30_000_000 if transitions == 6 else 1_000_000
+            slow = transitions == first_vote + 2
+            clock.costs["full"] = 30_000_000 if slow else 1_000_000
             moves = engine.legal_moves(state, "painter")
             state = engine.next_state(state, [moves[0]])
             transitions += 1
-    # votes from the fifth transition on; full loses the seventh's and the eighth's (whose
-    # terminal test is still slow) and leads by six after the fourteenth (the trial against
-    # no budget then ends at its second call)
-    assert transitions == 15
+    # full wins the first two votes, loses the next two (the second because its terminal
+    # test is still slow), and leads by six after ten votes (the trial against no budget
+    # then ends at its second call)
+    assert transitions == first_vote + 11
+    assert engine.budget_choice == "full"
+
+
+def test_the_budget_a_trial_brings_in_warms_up_before_the_votes() -> None:
+    """Full, the budget the trial brings in, is slower than small over its first dozen
+    transitions (its indexes and memos are new) and twice as fast after: it wins, because
+    the votes start after its warm-up (chineseCheckers6 lost its faster budget one trial in
+    three when they started at the fifth transition)."""
+    warm_up = 12
+    assert interpreter_engine.TRIAL_SETTLED < warm_up < interpreter_engine.TRIAL_VOTES_FROM
+    clock = WayClock(small_ns=2_000_000, full_ns=3_000_000)
+    engine = interpreter(PAINT, clock)
+    transitions = 0
+    while engine.budget_choice is None:
+        state = engine.initial_state()
+        while engine.budget_choice is None and not engine.is_terminal(state):
+            clock.costs["full"] = 3_000_000 if transitions < warm_up else 1_000_000
+            moves = engine.legal_moves(state, "painter")
+            state = engine.next_state(state, [moves[0]])
+            transitions += 1
     assert engine.budget_choice == "full"
 
 

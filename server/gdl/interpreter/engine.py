@@ -96,15 +96,22 @@ BUDGET_NAMES = {
     NO_STATE_BUDGET: "none",
 }
 """What :attr:`Interpreter.budget_choice` calls each budget."""
-TRIAL_TRANSITIONS = 32
+TRIAL_TRANSITIONS = 44
 """Transitions (``next_state`` calls) a budget trial times at most before it decides."""
 TRIAL_LEAD = 6
 """Votes by which one budget may lead the other to win before TRIAL_TRANSITIONS: a budget
 much faster wins nearly every vote, while two about as fast seldom part by so many (and
 then either choice costs little)."""
 TRIAL_SETTLED = 4
-"""Transitions after which the trial's votes start: the first states cost more with
+"""Transitions after which the trial's sums start: the first states cost more with
 either budget (indexes of static relations are built, the heap grows)."""
+TRIAL_VOTES_FROM = 16
+"""Transitions after which the trial's votes start. The budget the trial brings in warms
+up for longer than TRIAL_SETTLED transitions (its own rules, indexes and demand memos,
+and derivations counted one by one until its relations are light), while the one kept
+is warm: from the fifth transition on, chineseCheckers6's budget none won about half
+the votes against full, though it runs the opening 1.4 times as fast alone, and lost
+the trial one time in three when both cores were busy (none of twelve from the 17th)."""
 TRIAL_CLEAR_FACTOR = 4
 TRIAL_CLEAR_NS = 30_000_000
 """The trial ends early once one budget has taken TRIAL_CLEAR_FACTOR times the CPU time
@@ -699,7 +706,7 @@ class _BudgetTrial:
     one-off cost of the first states); the answers are the same, so the interpreter's is
     returned. When one is clearly slower in sum, the interpreter keeps the other at once;
     else it keeps the one faster on more of the transitions up to TRIAL_TRANSITIONS
-    (counted from TRIAL_SETTLED on: a vote, so that a garbage collection during one of
+    (counted from TRIAL_VOTES_FROM on: a vote, so that a garbage collection during one of
     them does not decide), as soon as it leads by TRIAL_LEAD votes or the votes still to
     come cannot turn the choice. The copy is then dropped.
 
@@ -735,7 +742,7 @@ class _BudgetTrial:
         self.spent = [0, 0]  # CPU ns of own and other over the calls that compiled nothing
         self.settled = [0, 0]  # the same from TRIAL_SETTLED transitions on
         self.step = [0, 0]  # the same since the last transition
-        self.votes = 0  # transitions compared, from TRIAL_SETTLED on
+        self.votes = 0  # transitions compared, from TRIAL_VOTES_FROM on
         self.other_votes = 0  # those on which the other budget was faster
         self.raw = [0, 0]  # CPU ns of own and other over all calls
 
@@ -771,7 +778,7 @@ class _BudgetTrial:
         if method == "_next_state":
             self.transitions += 1
             own_step, other_step = self.step
-            if self.transitions > TRIAL_SETTLED and own_step + other_step > 0:
+            if self.transitions > TRIAL_VOTES_FROM and own_step + other_step > 0:
                 self.votes += 1
                 self.other_votes += other_step < own_step
             self.step = [0, 0]
