@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -285,21 +286,31 @@ def test_the_full_budget_may_end_the_trial_early_too(monkeypatch: pytest.MonkeyP
     assert engine.budget_choice == "full" and engine._trial is None
 
 
+def first_moves_until_chosen(
+    engine: Interpreter, clock: WayClock, full_cost: Callable[[int], int]
+) -> int:
+    """Playouts of the first legal move until the trial has chosen, the full budget
+    charged ``full_cost(n)`` per call during transition ``n`` (from 0); the transitions."""
+    transitions = 0
+    while engine.budget_choice is None:
+        state = engine.initial_state()
+        while engine.budget_choice is None and not engine.is_terminal(state):
+            clock.costs["full"] = full_cost(transitions)
+            moves = engine.legal_moves(state, "painter")
+            state = engine.next_state(state, [moves[0]])
+            transitions += 1
+    return transitions
+
+
 def test_the_trial_counts_votes_not_sums() -> None:
     """Full is faster on most transitions; one slow call of it (a garbage collection,
     say) does not turn the choice, as long as it is not four times the small sum."""
     clock = WayClock(small_ns=2_000_000, full_ns=1_000_000)
     engine = interpreter(PAINT, clock)
     first_vote = interpreter_engine.TRIAL_VOTES_FROM  # the transition numbered so votes first
-    transitions = 0
-    while engine.budget_choice is None:
-        state = engine.initial_state()
-        while engine.budget_choice is None and not engine.is_terminal(state):
-            slow = transitions == first_vote + 2
-            clock.costs["full"] = 30_000_000 if slow else 1_000_000
-            moves = engine.legal_moves(state, "painter")
-            state = engine.next_state(state, [moves[0]])
-            transitions += 1
+    transitions = first_moves_until_chosen(
+        engine, clock, lambda at: 30_000_000 if at == first_vote + 2 else 1_000_000
+    )
     # full wins the first two votes, loses the next two (the second because its terminal
     # test is still slow), and leads by six after ten votes (the trial against no budget
     # then ends at its second call)
@@ -316,14 +327,7 @@ def test_the_budget_a_trial_brings_in_warms_up_before_the_votes() -> None:
     assert interpreter_engine.TRIAL_SETTLED < warm_up < interpreter_engine.TRIAL_VOTES_FROM
     clock = WayClock(small_ns=2_000_000, full_ns=3_000_000)
     engine = interpreter(PAINT, clock)
-    transitions = 0
-    while engine.budget_choice is None:
-        state = engine.initial_state()
-        while engine.budget_choice is None and not engine.is_terminal(state):
-            clock.costs["full"] = 3_000_000 if transitions < warm_up else 1_000_000
-            moves = engine.legal_moves(state, "painter")
-            state = engine.next_state(state, [moves[0]])
-            transitions += 1
+    first_moves_until_chosen(engine, clock, lambda at: 3_000_000 if at < warm_up else 1_000_000)
     assert engine.budget_choice == "full"
 
 
@@ -612,12 +616,5 @@ def test_one_off_costs_of_the_first_states_do_not_end_the_trial() -> None:
     (relations materialised once, then shared between states), the later ones a third."""
     clock = WayClock(small_ns=3_000_000, full_ns=20_000_000)
     engine = interpreter(PAINT, clock)
-    transitions = 0
-    while engine.budget_choice is None:
-        state = engine.initial_state()
-        while engine.budget_choice is None and not engine.is_terminal(state):
-            clock.costs["full"] = 20_000_000 if transitions < 2 else 1_000_000
-            moves = engine.legal_moves(state, "painter")
-            state = engine.next_state(state, [moves[0]])
-            transitions += 1
+    first_moves_until_chosen(engine, clock, lambda at: 20_000_000 if at < 2 else 1_000_000)
     assert engine.budget_choice == "full"

@@ -60,9 +60,9 @@ def _grouping_key(atom: RawTerm) -> tuple | None:
     return _shape(fluent)
 
 
-def _groups(rule: FlatRule) -> list[tuple[tuple[int, ...], list[int]]]:
-    """Per varying path: the body positions of negated ``true`` literals whose fluents
-    agree everywhere but there (at least :data:`MIN_GROUP`, disjoint groups)."""
+def _groups(rule: FlatRule) -> list[list[int]]:
+    """The body positions of negated ``true`` literals whose fluents agree everywhere but
+    at one path, a list per group (at least :data:`MIN_GROUP`, disjoint groups)."""
     candidates: dict[tuple, list[int]] = {}
     for position, literal in enumerate(rule.body):
         positive, atom = literal_atom(literal)
@@ -78,13 +78,11 @@ def _groups(rule: FlatRule) -> list[tuple[tuple[int, ...], list[int]]]:
             candidates.setdefault((template, holes, hole, fixed), []).append(position)
     taken: set[int] = set()
     groups = []
-    for (_, _, hole, _), positions in sorted(
-        candidates.items(), key=lambda item: (-len(item[1]), item[1])
-    ):
+    for positions in sorted(candidates.values(), key=lambda found: (-len(found), found)):
         free = [position for position in positions if position not in taken]
         if len(free) >= MIN_GROUP:
             taken.update(free)
-            groups.append((hole, free))
+            groups.append(free)
     return groups
 
 
@@ -104,7 +102,7 @@ def fold_negated_fluents(rules: list[FlatRule]) -> list[FlatRule]:
             folded.append(rule)
             continue
         replaced: dict[int, RawTerm | None] = {}
-        for _, positions in groups:
+        for positions in groups:
             fluents = [rule.body[position][1][1] for position in positions]
             arguments = tuple(sorted(set().union(*(variables_of(f) for f in fluents))))
             name = group_name(fluents)

@@ -23,17 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..terms import RawTerm
+from ..terms import is_ground
 from .program import FlatRule, RelationKey, literal_atom, relation_args, relation_key
 
 KEPT_WHOLE = frozenset({"true", "does", "legal", "next", "goal", "terminal", "init", "role"})
 """Relations read by the engine's callers (or given by them): restricted, never."""
 
 
-def _is_ground(term: RawTerm) -> bool:
-    if isinstance(term, str):
-        return not term.startswith("?")
-    return all(_is_ground(part) for part in term)
+def _all_ground(args: tuple) -> bool:
+    """Whether no argument holds a variable."""
+    return all(map(is_ground, args))
 
 
 def _uses(rules: Iterable[FlatRule]) -> dict[RelationKey, list[tuple]]:
@@ -65,9 +64,7 @@ def restrict_to_uses(rules: list[FlatRule]) -> list[FlatRule]:
     wanted: dict[RelationKey, frozenset[tuple]] = {
         key: frozenset(calls)
         for key, calls in _uses(rules).items()
-        if isinstance(key, tuple)
-        and key[0] not in KEPT_WHOLE
-        and all(_is_ground(args) for args in calls)
+        if isinstance(key, tuple) and key[0] not in KEPT_WHOLE and all(map(_all_ground, calls))
     }
     if not wanted:
         return rules
@@ -79,7 +76,7 @@ def restrict_to_uses(rules: list[FlatRule]) -> list[FlatRule]:
             restricted.append(rule)
             continue
         args = relation_args(rule.head)
-        if _is_ground(args):
+        if _all_ground(args):
             if args in asked:
                 restricted.append(rule)
             continue
