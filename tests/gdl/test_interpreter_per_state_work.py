@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
+from server.gdl import Game, IllegalMoveError
 from server.gdl.interpreter import Interpreter
 from server.gdl.interpreter.codegen import IndexSpec, Relation, RuleCompiler
 from server.gdl.interpreter.engine import NEXT_KEY, TRUE_KEY, may_match
@@ -154,3 +157,36 @@ def test_the_state_asked_last_is_forgotten_with_the_cached_states() -> None:
     engine._drop_contexts()
     assert engine._context(start) is not first
     assert TRUE_KEY in engine._context(start).db
+
+
+def test_the_given_relations_are_not_in_the_plans_of_a_step() -> None:
+    engine = Interpreter(parse_gdl(COUNTER))
+    plans = [*engine._state_plans.values(), engine._move_plan]
+    assert engine._input_components  # true and does
+    assert all(c.index not in engine._input_components for plan in plans for c in plan)
+    assert engine._move_plan  # the next rules are still run
+    after = engine.next_state(engine.initial_state(), [("a", "1"), ("mark", "1")])
+    assert after.facts == {("n", "1"), ("m", "1"), ("both", "1")}
+
+
+def test_a_step_checks_and_plays_its_moves_in_one_call() -> None:
+    engine = Interpreter(parse_gdl(COUNTER))
+    start = engine.initial_state()
+    game = Game(parse_gdl(COUNTER), engine="interpreter")
+    p_moves, q_moves = game.legal_moves(start, "p"), game.legal_moves(start, "q")
+    for p_move in p_moves:
+        for q_move in q_moves:
+            expected = engine.next_state(start, [p_move, q_move])
+            # public terms as legal_moves hands them out, and plain values
+            assert engine.next_if_legal(start, [p_move, q_move]) == expected
+            assert engine.next_if_legal(start, [tuple(p_move), str(q_move)]) is None  # KIF text
+            assert game.next_state(start, [p_move, q_move]) == expected
+            assert game.next_state(start, [str(p_move), str(q_move)]) == expected
+    assert engine.next_if_legal(start, [("a", "3"), ("mark", "1")]) is None  # not legal
+    assert engine.next_if_legal(start, [("a", "1")]) is None  # one move short
+    with pytest.raises(IllegalMoveError):
+        game.next_state(start, [("a", "3"), ("mark", "1")])
+    with pytest.raises(TypeError):  # unhashable: Game takes it the slow way
+        engine.next_if_legal(start, [["a", "1"], ("mark", "1")])
+    with pytest.raises(TypeError, match="a move must be a term or KIF text"):
+        game.next_state(start, [["a", "1"], ("mark", "1")])

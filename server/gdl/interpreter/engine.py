@@ -1133,11 +1133,18 @@ class Interpreter:
             key: [self.program.components[i] for i in self.program.closure([key])]
             for key in TARGET_KEYS
         }
+        inputs = self._input_components  # given, so left out of the plans of a step
         self._move_plan = [
-            component for component in self._plans[NEXT_KEY] if component.layer == "move"
+            component
+            for component in self._plans[NEXT_KEY]
+            if component.layer == "move" and component.index not in inputs
         ]
         self._state_plans = {
-            key: [component for component in plan if component.layer == "state"]
+            key: [
+                component
+                for component in plan
+                if component.layer == "state" and component.index not in inputs
+            ]
             for key, plan in self._plans.items()
         }
         for plan in self._plans.values():
@@ -1898,6 +1905,20 @@ class Interpreter:
                 self._watch_tick(watch)
         return self._next_state(state, moves)
 
+    def next_if_legal(self, state: State, moves: Sequence[object]) -> State | None:
+        """The state after ``moves`` (one per role, in role order) when each is legal in
+        ``state`` and given as plain values or as the terms :meth:`legal_moves` handed
+        out, else None (then :class:`Game` checks the moves one by one and says what is
+        wrong); one call where the check and the step took one a role and one more.
+        Raises TypeError for an unhashable move."""
+        if self._trial is not None or len(moves) != len(self.roles):
+            return None
+        legal = self._legal(state).legal_facts
+        for role, move in zip(self.roles, moves):  # noqa: B905 (lengths checked)
+            if (role, move) not in legal:
+                return None
+        return self.next_state(state, moves)  # type: ignore[arg-type]
+
     def is_terminal(self, state: State) -> bool:
         if self._trial is not None:
             return self._trial.call("_is_terminal", state)  # type: ignore[return-value]
@@ -1960,7 +1981,7 @@ class Interpreter:
         groups: FactGroups | None = None
         for component in self._move_plan:
             keys = component.keys
-            if keys & demand:
+            if demand and not demand.isdisjoint(keys):
                 tables.extend(keys)
                 self._evaluate(component, db)
             elif component.index in self._does_patterns and not self._may_be_on_demand(component):
@@ -1969,7 +1990,7 @@ class Interpreter:
                     groups = made
             else:
                 self._evaluate(component, db)
-                if keys & demand:  # switched to demand just now
+                if demand and not demand.isdisjoint(keys):  # switched to demand just now
                     tables.extend(keys)
         following = db.get(NEXT_KEY)
         if tables:
