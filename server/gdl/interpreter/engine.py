@@ -337,9 +337,14 @@ class _Sharing:
 
     def find(self, key: Any, facts: tuple) -> Any:
         """The result kept for ``facts`` (the state's facts of the key's heads), or None."""
-        counts = self.counts.setdefault(key, [0, 0])
+        counts = self.counts.get(key)
+        if counts is None:
+            counts = self.counts[key] = [0, 0]
         counts[0] += 1
-        found = self.results.get(key, {}).get(facts)
+        results = self.results.get(key)
+        if results is None:
+            return None
+        found = results.get(facts)
         if found is not None:
             counts[1] += 1
         return found
@@ -351,7 +356,9 @@ class _Sharing:
             del self.heads[key]  # seldom the same: not worth the keys
             self.results.pop(key, None)
             return
-        entries = self.results.setdefault(key, {})
+        entries = self.results.get(key)
+        if entries is None:
+            entries = self.results[key] = {}
         if len(entries) >= CACHED_STATES:
             entries.clear()
         entries[facts] = result
