@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from types import FrameType
-from typing import Any, cast
+from typing import Any
 
 from ..errors import GdlError
 from ..parser import Rule
@@ -1719,7 +1719,7 @@ class Interpreter:
         for group in groups.values():
             if group.__class__ is set:
                 following |= group
-        return cast(FactGroups, groups)
+        return groups  # type: ignore[return-value]
 
     def _fluent_heads(
         self, component: Component, rules: list[CompiledRule]
@@ -1963,8 +1963,10 @@ class Interpreter:
         for move in raw:
             if move.__class__ is not str and move.__class__ is not tuple:
                 raw = tuple(
-                    m if m.__class__ is str or m.__class__ is tuple else self._plain_move(m)
-                    for m in moves
+                    [
+                        m if m.__class__ is str or m.__class__ is tuple else self._plain_move(m)
+                        for m in moves
+                    ]
                 )
                 break
         memo = self._memo
@@ -1981,7 +1983,8 @@ class Interpreter:
             self._derive_in(context, NEXT_KEY)
         db = dict(context.db)
         roles = self.roles
-        db[DOES_KEY] = Relation(set(zip(roles, raw, strict=True)))
+        # (a keyword costs zip a slow call; _next_state checked that the lengths agree)
+        db[DOES_KEY] = Relation(set(zip(roles, raw)))  # noqa: B905
         demand = self._demand
         tables: list[RelationKey] = []
         matched = self._joint_bits(raw)
