@@ -1916,8 +1916,8 @@ class Interpreter:
         """The state after ``moves`` (one per role, in role order) when each is legal in
         ``state`` and given as plain values or as the terms :meth:`legal_moves` handed
         out, else None (then :class:`Game` checks the moves one by one and says what is
-        wrong); one call where the check and the step took one a role and one more.
-        Raises TypeError for an unhashable move."""
+        wrong). One call, where checking the moves and then stepping took a call per role
+        and one more. Raises TypeError for an unhashable move."""
         if self._trial is not None or len(moves) != len(self.roles):
             return None
         legal = self._legal(state).legal_facts
