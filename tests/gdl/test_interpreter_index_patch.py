@@ -147,3 +147,70 @@ def test_components_found_small_in_many_states_are_no_longer_checked() -> None:
         assert engine.goal_values(state, "walker") == ["100"]
         engine._drop_contexts()
     assert not engine._followed
+
+
+def reference_index(structure: tuple, key_paths: tuple, facts: list[tuple]) -> dict:
+    """The index a build must give, worked out term by term."""
+
+    def at(term: object, path: tuple) -> object:
+        for step in path:
+            if not isinstance(term, tuple) or step >= len(term):
+                return None
+            term = term[step]
+        return term
+
+    index: dict = {}
+    for fact in facts:
+        matches = True
+        for path, functor, arity in structure:
+            part = at(fact, path)
+            if not (isinstance(part, tuple) and len(part) == arity + 1 and part[0] == functor):
+                matches = False
+        if not matches:
+            continue
+        values = [at(fact, path) for path in key_paths]
+        key = values[0] if len(values) == 1 else tuple(values)
+        index.setdefault(key, []).append(fact)
+    return index
+
+
+@pytest.mark.parametrize(
+    ("structure", "key_paths"),
+    [
+        ((((0,), "cell", 3),), ((0, 1), (0, 2))),  # inside the first argument: read once
+        ((((0,), "cell", 3),), ((0,),)),  # the first argument itself
+        ((((0,), "cell", 3), ((0, 3), "p", 1)), ((0, 3, 1),)),  # nested, still inside it
+        ((((0,), "cell", 3),), ((0, 1), (1,))),  # one key outside the first argument
+        ((), ((1,),)),
+    ],
+)
+def test_a_build_indexes_the_facts_its_structure_matches_by_their_keys(
+    structure: tuple, key_paths: tuple
+) -> None:
+    rng = random.Random(5)
+    values = ["1", "2", ("p", "x"), ("p", "y"), ("q", "x")]
+    facts = list(
+        {
+            (
+                rng.choice(
+                    [
+                        ("cell", rng.choice(values), rng.choice(values), rng.choice(values)),
+                        ("cell", "1", "2"),
+                        "cell",
+                        ("mark", "1", "2", "3"),
+                    ]
+                ),
+                rng.choice(values),
+            )
+            for _ in range(200)
+        }
+    )
+    spec = IndexSpec(structure, key_paths)
+    built = spec.build(facts)
+    assert buckets(built) == buckets(reference_index(structure, key_paths, facts))
+    # patched from it: the same as a build of the facts after
+    removed, added = facts[:20], [(("cell", "9", "9", "9"), "1"), (("cell", "8", "8", "9"), "2")]
+    after = facts[20:] + added
+    patched = spec.patcher()(built, removed, added)
+    assert buckets(patched) == buckets(spec.build(after))
+    assert buckets(built) == buckets(reference_index(structure, key_paths, facts))  # untouched

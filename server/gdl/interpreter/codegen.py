@@ -71,19 +71,30 @@ _BUILDERS: dict[str, Callable] = {}
 _PATCHERS: dict[str, Callable] = {}
 
 
-def _conditions(structure: tuple[tuple[Path, str, int], ...]) -> list[str]:
-    """Tests of a fact ``f`` for the structure an index matches."""
+def _conditions(structure: tuple[tuple[Path, str, int], ...], base: str = "f") -> list[str]:
+    """Tests of a fact ``f`` for the structure an index matches (paths from ``base``:
+    ``f``, or ``a`` for its first argument when :func:`_from_first` says so)."""
+    skip = base != "f"
     return [
-        f"{_access('f', path)}.__class__ is tuple and len({_access('f', path)}) == {arity + 1}"
-        f" and {_access('f', path)}[0] == {functor!r}"
+        f"{_access(base, path[skip:])}.__class__ is tuple"
+        f" and len({_access(base, path[skip:])}) == {arity + 1}"
+        f" and {_access(base, path[skip:])}[0] == {functor!r}"
         for path, functor, arity in structure
     ]
 
 
-def _key_expression(key_paths: tuple[Path, ...]) -> str:
+def _key_expression(key_paths: tuple[Path, ...], base: str = "f") -> str:
+    skip = base != "f"
     if len(key_paths) == 1:
-        return _access("f", key_paths[0])
-    return "(" + ", ".join(_access("f", path) for path in key_paths) + ",)"
+        return _access(base, key_paths[0][skip:])
+    return "(" + ", ".join(_access(base, path[skip:]) for path in key_paths) + ",)"
+
+
+def _from_first(structure: tuple[tuple[Path, str, int], ...], key_paths: tuple[Path, ...]) -> bool:
+    """Whether an index reads only inside its facts' first argument (a ``true`` fact's
+    fluent): its builder then reads that argument once a fact, as ``a``."""
+    paths = [path for path, _, _ in structure] + list(key_paths)
+    return bool(paths) and all(path[:1] == (0,) for path in paths)
 
 
 def _compile_index_patcher(
@@ -114,7 +125,7 @@ def _compile_index_patcher(
         test,
         f"        k = {_key_expression(key_paths)}",
         "        bucket = get(k)",
-        "        index[k] = (f,) if bucket is None else bucket + (f,)",
+        "        index[k] = [f] if bucket is None else bucket + [f]",
         "    return index",
     ]
     namespace: dict = {}
@@ -139,18 +150,21 @@ def _compile_index_builder(
         else:
             lines.append(f"    return [f for f in facts if {' and '.join(conditions)}]")
     else:
-        key = _key_expression(key_paths)
+        base = "a" if _from_first(structure, key_paths) else "f"
+        conditions = _conditions(structure, base)
+        key = _key_expression(key_paths, base)
         lines.append("    index = {}")
         lines.append("    get = index.get")
         lines.append("    for f in facts:")
         indent = "        "
+        if base == "a":
+            lines.append(f"{indent}a = f[0]")
         if conditions:
             lines.append(f"{indent}if not ({' and '.join(conditions)}): continue")
         lines.append(f"{indent}k = {key}")
         lines.append(f"{indent}bucket = get(k)")
         lines.append(f"{indent}if bucket is None: index[k] = [f]")
         lines.append(f"{indent}else: bucket.append(f)")
-        lines.append("    for k, bucket in index.items(): index[k] = tuple(bucket)")
         lines.append("    return index")
     namespace: dict = {}
     exec("\n".join(lines), namespace)  # noqa: S102 - generated from parsed terms only
