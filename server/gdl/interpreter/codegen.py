@@ -125,7 +125,7 @@ def _compile_index_patcher(
         test,
         f"        k = {_key_expression(key_paths)}",
         "        bucket = get(k)",
-        "        index[k] = [f] if bucket is None else bucket + [f]",
+        "        index[k] = (f,) if bucket is None else bucket + (f,)",
         "    return index",
     ]
     namespace: dict = {}
@@ -165,6 +165,7 @@ def _compile_index_builder(
         lines.append(f"{indent}bucket = get(k)")
         lines.append(f"{indent}if bucket is None: index[k] = [f]")
         lines.append(f"{indent}else: bucket.append(f)")
+        lines.append("    for k, bucket in index.items(): index[k] = tuple(bucket)")
         lines.append("    return index")
     namespace: dict = {}
     exec("\n".join(lines), namespace)  # noqa: S102 - generated from parsed terms only
