@@ -71,30 +71,32 @@ _BUILDERS: dict[str, Callable] = {}
 _PATCHERS: dict[str, Callable] = {}
 
 
-def _conditions(structure: tuple[tuple[Path, str, int], ...], base: str = "f") -> list[str]:
-    """Tests of a fact ``f`` for the structure an index matches (paths from ``base``:
-    ``f``, or ``a`` for its first argument when :func:`_from_first` says so)."""
-    skip = base != "f"
+def _reader(structure: tuple[tuple[Path, str, int], ...], key_paths: tuple[Path, ...]) -> str:
+    """How an index's code reads a fact ``f``: as ``a``, its first argument taken once,
+    when every path the index reads lies inside that argument (a ``true`` fact's fluent),
+    else as ``f`` itself."""
+    paths = [path for path, _, _ in structure] + list(key_paths)
+    return "a" if paths and all(path[:1] == (0,) for path in paths) else "f"
+
+
+def _read(reader: str, path: Path) -> str:
+    """The expression of the part of fact ``f`` at ``path``, read through ``reader``."""
+    return _access(reader, path[1:] if reader == "a" else path)
+
+
+def _conditions(structure: tuple[tuple[Path, str, int], ...], reader: str = "f") -> list[str]:
+    """Tests of a fact ``f`` for the structure an index matches."""
     return [
-        f"{_access(base, path[skip:])}.__class__ is tuple"
-        f" and len({_access(base, path[skip:])}) == {arity + 1}"
-        f" and {_access(base, path[skip:])}[0] == {functor!r}"
+        f"{_read(reader, path)}.__class__ is tuple and len({_read(reader, path)}) == {arity + 1}"
+        f" and {_read(reader, path)}[0] == {functor!r}"
         for path, functor, arity in structure
     ]
 
 
-def _key_expression(key_paths: tuple[Path, ...], base: str = "f") -> str:
-    skip = base != "f"
+def _key_expression(key_paths: tuple[Path, ...], reader: str = "f") -> str:
     if len(key_paths) == 1:
-        return _access(base, key_paths[0][skip:])
-    return "(" + ", ".join(_access(base, path[skip:]) for path in key_paths) + ",)"
-
-
-def _from_first(structure: tuple[tuple[Path, str, int], ...], key_paths: tuple[Path, ...]) -> bool:
-    """Whether an index reads only inside its facts' first argument (a ``true`` fact's
-    fluent): its builder then reads that argument once a fact, as ``a``."""
-    paths = [path for path, _, _ in structure] + list(key_paths)
-    return bool(paths) and all(path[:1] == (0,) for path in paths)
+        return _read(reader, key_paths[0])
+    return "(" + ", ".join(_read(reader, path) for path in key_paths) + ",)"
 
 
 def _compile_index_patcher(
@@ -142,22 +144,22 @@ def _compile_index_builder(
     cached = _BUILDERS.get(name)
     if cached is not None:
         return cached
-    conditions = _conditions(structure)
     lines = ["def build(facts):"]
     if not key_paths:
+        conditions = _conditions(structure)
         if not conditions:
             lines.append("    return list(facts)")
         else:
             lines.append(f"    return [f for f in facts if {' and '.join(conditions)}]")
     else:
-        base = "a" if _from_first(structure, key_paths) else "f"
-        conditions = _conditions(structure, base)
-        key = _key_expression(key_paths, base)
+        reader = _reader(structure, key_paths)
+        conditions = _conditions(structure, reader)
+        key = _key_expression(key_paths, reader)
         lines.append("    index = {}")
         lines.append("    get = index.get")
         lines.append("    for f in facts:")
         indent = "        "
-        if base == "a":
+        if reader == "a":
             lines.append(f"{indent}a = f[0]")
         if conditions:
             lines.append(f"{indent}if not ({' and '.join(conditions)}): continue")
