@@ -190,3 +190,62 @@ def test_a_step_checks_and_plays_its_moves_in_one_call() -> None:
         engine.next_if_legal(start, [["a", "1"], ("mark", "1")])
     with pytest.raises(TypeError, match="a move must be a term or KIF text"):
         game.next_state(start, [["a", "1"], ("mark", "1")])
+
+
+FILLING = """
+(role p)
+(cell 1) (cell 2) (cell 3)
+(val a) (val b)
+(succ 0 1) (succ 1 2) (succ 2 3)
+(init (step 0))
+(<= (legal p (put ?c ?v)) (cell ?c) (val ?v) (not (true (filled ?c))))
+(<= (legal p (wait ?n)) (true (step ?n)))
+(<= (next (filled ?c)) (does p (put ?c ?v)))
+(<= (next (filled ?c)) (true (filled ?c)))
+(<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
+(<= terminal (true (filled 1)) (true (filled 2)) (true (filled 3)))
+(<= (goal p 100) terminal)
+"""
+
+
+def legal_facts(engine: Interpreter, state: object) -> set[tuple]:
+    return set(engine._legal_in(state).legal_facts)  # type: ignore[arg-type]
+
+
+def test_legal_moves_met_again_in_another_state_are_the_same_objects() -> None:
+    """A legal move derived again is replaced by the fact met first: the new tuples die
+    at once, so the cyclic collector never walks them (see RuleCompiler.canonical_table)."""
+    engine = Interpreter(parse_gdl(FILLING))
+    start = engine.initial_state()
+    first = {fact: fact for fact in legal_facts(engine, start)}
+    after = engine.next_state(start, [("put", "1", "a")])
+    again = legal_facts(engine, after)
+    assert len(first) == 7 and len(again) == 5
+    assert sum(first.get(fact) is fact for fact in again) == 4  # not (wait 1): new
+    assert set(engine.legal_moves(after, "p")) == {
+        ("put", "2", "a"),
+        ("put", "2", "b"),
+        ("put", "3", "a"),
+        ("put", "3", "b"),
+        ("wait", "1"),
+    }
+
+
+def test_the_table_of_canonical_moves_is_emptied_past_its_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from server.gdl.interpreter import codegen
+
+    monkeypatch.setattr(codegen, "CANONICAL_FACTS", 2)  # read as the rules are compiled
+    engine = Interpreter(parse_gdl(FILLING))
+    reference = Game(parse_gdl(FILLING), engine="interpreter")
+    engine.legal_moves(engine.initial_state(), "p")
+    (table,) = engine._compiler._tables.values()  # the rules are compiled when first run
+    rng = random.Random(5)
+    for _ in range(20):  # 6 moves (put) and 4 (wait) met, but never more than 8 kept
+        state = engine.initial_state()
+        while not engine.is_terminal(state):
+            moves = engine.legal_moves(state, "p")
+            assert moves == reference.legal_moves(state, "p")
+            assert len(table) <= 2 + 6  # emptied before a run past the cap, then one run
+            state = engine.next_state(state, [rng.choice(moves)])

@@ -28,6 +28,9 @@ from .program import FlatRule, RelationKey, literal_atom, relation_args, relatio
 
 Path = tuple[int, ...]
 MAX_NESTED_LOOPS = 16
+CANONICAL_FACTS = 1 << 15
+"""A relation's table of canonical facts is emptied once it holds more (a game whose
+moves never recur keeps at most this many alive through it)."""
 DEMAND_UNBOUND_COST = 1e9
 DEMAND_WAIT_FACTOR = 1e3
 DEMAND_WAIT_LIMIT = 100.0
@@ -401,11 +404,34 @@ class RuleCompiler:
     """Generates join functions; shares index specs between rules."""
 
     def __init__(
-        self, estimate: SizeEstimate, on_demand: Callable[[RelationKey], bool] = lambda key: False
+        self,
+        estimate: SizeEstimate,
+        on_demand: Callable[[RelationKey], bool] = lambda key: False,
+        canonical: frozenset[RelationKey] = frozenset(),
     ) -> None:
+        """``canonical``: the relations whose facts are made canonical as they are
+        derived (see :meth:`canonical_table`)."""
         self.estimate = estimate
         self.on_demand = on_demand
         self.specs: dict[str, IndexSpec] = {}
+        self.canonical = canonical
+        self._tables: dict[RelationKey, dict[tuple, tuple]] = {}
+
+    def canonical_table(self, key: RelationKey) -> dict[tuple, tuple]:
+        """The facts of a canonical relation met so far, each its own key (emptied once
+        past :data:`CANONICAL_FACTS`): a derived fact equal to one of them is replaced by
+        it, and the tuples just made die at once.
+
+        A state's facts live as long as its context (the last states asked about), and
+        a game with hundreds of legal moves a state made that many new tuples a state
+        for the cyclic collector to walk, each several times before it died (sudoku: a
+        quarter of its time, young collections and the promotions they lead to). Made
+        canonical, the moves that live on are old objects the collector has already set
+        aside, and the new tuples are freed before any collection sees them."""
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = {}
+        return table
 
     def compile_demand(self, rule: FlatRule, positions: tuple[int, ...]) -> Callable:
         """What derives the head facts of ``rule`` whose arguments at ``positions``
@@ -537,6 +563,10 @@ class RuleCompiler:
         add, env)`` reads of ``db`` (its relations and indexes)."""
         order = self._plan(rule, delta_position)
         namespace: dict[str, object] = {}
+        canonical = rule.head_key in self.canonical and bool(variables_of(rule.head))
+        if canonical:  # (a head without variables is a constant: no tuple is made)
+            table = self.canonical_table(rule.head_key)
+            namespace["_canonical"], namespace["_canonical_table"] = table.setdefault, table
         functions: list[str] = []
         counters = {"variable": 0, "function": 0, "fact": 0}
         extra = ["delta"] if delta_position is not None else []
@@ -556,6 +586,9 @@ class RuleCompiler:
 
             def emit(line: str) -> None:
                 lines.append("    " * (loops + 1) + line)
+
+            if canonical:
+                emit(f"if len(_canonical_table) > {CANONICAL_FACTS}: _canonical_table.clear()")
 
             def guard(condition: str) -> None:
                 emit(f"if not ({condition}): {'continue' if loops else 'return'}")
@@ -710,7 +743,10 @@ class RuleCompiler:
                         f"{rule.source.where}: unsafe rule {rule.source}: head variable(s) "
                         f"{', '.join(unbound_head)} not bound by a positive literal"
                     )
-                emit(f"add({args_expression(relation_args(rule.head), bound, known)})")
+                fact = args_expression(relation_args(rule.head), bound, known)
+                if canonical and fact.startswith("("):  # a tuple made here, not a read fact
+                    fact = f"_canonical(_made := {fact}, _made)"
+                emit(f"add({fact})")
             if bind_db:
                 body = ["    " + line for line in prelude] + lines
             else:  # before the first loop

@@ -50,6 +50,10 @@ from .uses import restrict_to_uses
 
 LEGAL_KEY: RelationKey = ("legal", 2)
 NEXT_KEY: RelationKey = ("next", 1)
+CANONICAL_RELATIONS = frozenset({LEGAL_KEY})
+"""The relations whose derived facts are made canonical (see
+:meth:`RuleCompiler.canonical_table`): a state's legal moves, kept with it and many in
+many games. Other relations gain less than the look-up costs."""
 GOAL_KEY: RelationKey = ("goal", 2)
 INIT_KEY: RelationKey = ("init", 1)
 ROLE_KEY: RelationKey = ("role", 1)
@@ -1045,7 +1049,9 @@ class Interpreter:
         they keep the same budget: the watch after them expects at least that much."""
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
-        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
+        self._compiler = RuleCompiler(
+            self._estimate, self._demand.__contains__, CANONICAL_RELATIONS
+        )
         self._memo = StateMemo(enabled=memo)
         """Answers for states met before, and successors of transitions met before."""
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
@@ -1428,7 +1434,9 @@ class Interpreter:
         other._demand = self._demand_with(budget)
         other._compiled = self._static_rules()
         other._demand_compiled = {}
-        other._compiler = RuleCompiler(other._estimate, other._demand.__contains__)
+        other._compiler = RuleCompiler(
+            other._estimate, other._demand.__contains__, CANONICAL_RELATIONS
+        )
         other._contexts = OrderedDict()
         other._last_state = other._last_context = None
         other._next_facts = {}
@@ -1482,7 +1490,9 @@ class Interpreter:
         computed on demand answer for this interpreter from now on."""
         for name in _BUDGET_STATE:
             setattr(self, name, getattr(winner, name))
-        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__)
+        self._compiler = RuleCompiler(
+            self._estimate, self._demand.__contains__, CANONICAL_RELATIONS
+        )
         dbs: list[dict[Any, Any]] = [context.db for context in self._contexts.values()]
         for entries in self._state_sharing.results.values():
             dbs.extend(entries.values())
