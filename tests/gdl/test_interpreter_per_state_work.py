@@ -249,3 +249,22 @@ def test_the_table_of_canonical_moves_is_emptied_past_its_cap(
             assert moves == reference.legal_moves(state, "p")
             assert len(table) <= 2 + 6  # emptied before a run past the cap, then one run
             state = engine.next_state(state, [rng.choice(moves)])
+
+
+def test_a_relation_that_legal_takes_its_moves_from_is_canonical_too() -> None:
+    passing_on = FILLING.replace(
+        "(<= (legal p (put ?c ?v)) (cell ?c) (val ?v) (not (true (filled ?c))))",
+        "(<= (feasible p (put ?c ?v)) (cell ?c) (val ?v) (not (true (filled ?c))))\n"
+        "(<= (legal ?r ?m) (role ?r) (feasible ?r ?m))",
+    )
+    engine = Interpreter(parse_gdl(passing_on))
+    assert engine._canonical == {("legal", 2), ("feasible", 2)}
+    assert Interpreter(parse_gdl(FILLING))._canonical == {("legal", 2)}
+    start = engine.initial_state()
+    engine.legal_moves(start, "p")
+    first = {fact: fact for fact in engine._context(start).db[("feasible", 2)].facts}
+    after = engine.next_state(start, [("put", "1", "a")])
+    engine.legal_moves(after, "p")
+    again = engine._context(after).db[("feasible", 2)].facts
+    assert len(first) == 6 and len(again) == 4
+    assert all(first[fact] is fact for fact in again)

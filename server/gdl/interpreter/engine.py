@@ -50,10 +50,6 @@ from .uses import restrict_to_uses
 
 LEGAL_KEY: RelationKey = ("legal", 2)
 NEXT_KEY: RelationKey = ("next", 1)
-CANONICAL_RELATIONS = frozenset({LEGAL_KEY})
-"""The relations whose derived facts are made canonical (see
-:meth:`RuleCompiler.canonical_table`): a state's legal moves, kept with it and many in
-many games. Other relations gain less than the look-up costs."""
 GOAL_KEY: RelationKey = ("goal", 2)
 INIT_KEY: RelationKey = ("init", 1)
 ROLE_KEY: RelationKey = ("role", 1)
@@ -979,6 +975,32 @@ _BUDGET_STATE = (
 taken from it when it wins its trial."""
 
 
+def canonical_relations(program: Program) -> frozenset[RelationKey]:
+    """``legal``, and the relations that depend on the state and that a ``legal`` rule
+    takes its move from whole (``(<= (legal ?p ?m) (true (control ?p)) (feasible ?p
+    ?m))``): a state's legal moves live as long as the state's context, and games with
+    hundreds of them make as many new tuples a state (see
+    :meth:`RuleCompiler.canonical_table`). Other relations gain less than the look-up
+    costs (a run that made every relation canonical: chess faster, merrills and sudoku
+    slower)."""
+    found = {LEGAL_KEY}
+    for rule in program.rules:
+        arguments = relation_args(rule.head)
+        if rule.head_key != LEGAL_KEY or len(arguments) != 2:
+            continue
+        move = arguments[1]
+        if not (isinstance(move, str) and move.startswith("?")):
+            continue
+        for literal in rule.body:
+            positive, atom = literal_atom(literal)
+            if not positive or atom is None or move not in relation_args(atom):
+                continue
+            key = relation_key(atom)
+            if key not in (TRUE_KEY, DOES_KEY) and program.layer_of.get(key) != "static":
+                found.add(key)
+    return frozenset(found)
+
+
 def _rewrite(rules: list[FlatRule]) -> list[FlatRule]:
     """The rules as the interpreter evaluates them: each relation restricted to what its
     uses ask for, negated fluents folded into groups (both keep every answer)."""
@@ -998,6 +1020,9 @@ class Interpreter:
         """``memo``: keep the answers of states met before while states recur (see
         :mod:`.state_memo`); off, every call asks the rules."""
         self.program: Program = analyse(rules, _rewrite)
+        self._canonical = canonical_relations(self.program)
+        """The relations whose derived facts are made canonical (see
+        :meth:`RuleCompiler.canonical_table`)."""
         self._compiled: dict[int, list[CompiledRule]] = {}
         self._demand_candidates = frozenset(
             component.index
@@ -1049,9 +1074,7 @@ class Interpreter:
         they keep the same budget: the watch after them expects at least that much."""
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
-        self._compiler = RuleCompiler(
-            self._estimate, self._demand.__contains__, CANONICAL_RELATIONS
-        )
+        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__, self._canonical)
         self._memo = StateMemo(enabled=memo)
         """Answers for states met before, and successors of transitions met before."""
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
@@ -1435,7 +1458,7 @@ class Interpreter:
         other._compiled = self._static_rules()
         other._demand_compiled = {}
         other._compiler = RuleCompiler(
-            other._estimate, other._demand.__contains__, CANONICAL_RELATIONS
+            other._estimate, other._demand.__contains__, other._canonical
         )
         other._contexts = OrderedDict()
         other._last_state = other._last_context = None
@@ -1490,9 +1513,7 @@ class Interpreter:
         computed on demand answer for this interpreter from now on."""
         for name in _BUDGET_STATE:
             setattr(self, name, getattr(winner, name))
-        self._compiler = RuleCompiler(
-            self._estimate, self._demand.__contains__, CANONICAL_RELATIONS
-        )
+        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__, self._canonical)
         dbs: list[dict[Any, Any]] = [context.db for context in self._contexts.values()]
         for entries in self._state_sharing.results.values():
             dbs.extend(entries.values())
