@@ -480,7 +480,7 @@ class DemandTable:
         if solver is not None:
             asking = solver.asking
             if asking is not None:  # nested in a top-down evaluation: straight there
-                return solver.top_down(self, (positions, values), asking)
+                return solver.top_down(self, positions, values, asking)
             return solver.lookup(self, (positions, values), first)
         facts: set = set()
         self.derive(positions, values, facts)
@@ -564,7 +564,8 @@ class _Tabling:
             asking: set[tuple] = set()
             self.asking = asking
             try:
-                return self.top_down(table, memo_key, asking)
+                positions, values = memo_key
+                return self.top_down(table, positions, values, asking)
             except _Cyclic:
                 strikes[table.key] = strikes.get(table.key, 0) + 1
             finally:
@@ -628,7 +629,9 @@ class _Tabling:
             queued.clear()
         return table.memos[memo_key[0]][memo_key[1]]
 
-    def top_down(self, table: DemandTable, memo_key: tuple, asking: set[tuple]) -> tuple:
+    def top_down(
+        self, table: DemandTable, positions: tuple[int, ...], values: tuple, asking: set[tuple]
+    ) -> tuple:
         """Answer a call by evaluating its rules at once, the calls they ask nested in
         it, each kept as soon as it is answered, as a top-down prover would: most
         recursions (a row clear from here to there, counting along a line) never ask a
@@ -636,11 +639,11 @@ class _Tabling:
         raises :class:`_Cyclic`, and the first call is then answered by the fixpoint;
         the calls answered meanwhile stay kept, complete, as none of them asked a call
         under way."""
-        call = (table.key, memo_key)
-        if call in asking or len(asking) >= TOP_DOWN_DEPTH:
-            raise _Cyclic()
+        call = (table, positions, values)  # (a table hashes by identity, at once)
+        depth = len(asking)
         asking.add(call)
-        positions, values = memo_key
+        if len(asking) == depth or depth >= TOP_DOWN_DEPTH:  # under way already, or deep
+            raise _Cyclic()
         answers: set = set()
         table.derive(positions, values, answers)
         asking.discard(call)
