@@ -428,10 +428,7 @@ class RuleCompiler:
         quarter of its time, young collections and the promotions they lead to). Made
         canonical, the moves that live on are old objects the collector has already set
         aside, and the new tuples are freed before any collection sees them."""
-        table = self._tables.get(key)
-        if table is None:
-            table = self._tables[key] = {}
-        return table
+        return self._tables.setdefault(key, {})
 
     def compile_demand(self, rule: FlatRule, positions: tuple[int, ...]) -> Callable:
         """What derives the head facts of ``rule`` whose arguments at ``positions``
@@ -587,7 +584,7 @@ class RuleCompiler:
             def emit(line: str) -> None:
                 lines.append("    " * (loops + 1) + line)
 
-            if canonical:
+            if canonical and not start:  # (a continuation runs inside the rule's loops)
                 emit(f"if len(_canonical_table) > {CANONICAL_FACTS}: _canonical_table.clear()")
 
             def guard(condition: str) -> None:

@@ -1077,7 +1077,7 @@ class Interpreter:
         they keep the same budget: the watch after them expects at least that much."""
         self._budget: int | None = None
         self._demand_compiled: dict[tuple, list] = {}
-        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__, self._canonical)
+        self._compiler = self._rule_compiler()
         self._memo = StateMemo(enabled=memo)
         """Answers for states met before, and successors of transitions met before."""
         self._contexts: OrderedDict[State, _StateContext] = OrderedDict()
@@ -1246,6 +1246,11 @@ class Interpreter:
             bucket = index.get(constants[0] if len(constants) == 1 else constants)  # type: ignore[attr-defined]
             return min(average, max(1.0, float(len(bucket or ()))))
         return average
+
+    def _rule_compiler(self) -> RuleCompiler:
+        """A compiler of rules for this interpreter's relations on demand (a new one
+        whenever they change) and its canonical relations."""
+        return RuleCompiler(self._estimate, self._demand.__contains__, self._canonical)
 
     def _rules_of(self, component: Component) -> list[CompiledRule]:
         compiled = self._compiled.get(component.index)
@@ -1460,9 +1465,7 @@ class Interpreter:
         other._demand = self._demand_with(budget)
         other._compiled = self._static_rules()
         other._demand_compiled = {}
-        other._compiler = RuleCompiler(
-            other._estimate, other._demand.__contains__, other._canonical
-        )
+        other._compiler = other._rule_compiler()
         other._contexts = OrderedDict()
         other._last_state = other._last_context = None
         other._next_facts = {}
@@ -1516,7 +1519,7 @@ class Interpreter:
         computed on demand answer for this interpreter from now on."""
         for name in _BUDGET_STATE:
             setattr(self, name, getattr(winner, name))
-        self._compiler = RuleCompiler(self._estimate, self._demand.__contains__, self._canonical)
+        self._compiler = self._rule_compiler()
         dbs: list[dict[Any, Any]] = [context.db for context in self._contexts.values()]
         for entries in self._state_sharing.results.values():
             dbs.extend(entries.values())
