@@ -1,5 +1,6 @@
-"""Suite-wide fixtures and rules: databases on SQLite and on a real PostgreSQL, and tests
-marked ``shared`` that need the reference material in ``../shared``."""
+"""Suite-wide fixtures and rules: databases on SQLite and on a real PostgreSQL, tests
+marked ``shared`` that need the reference material in ``../shared``, and tests marked
+``source_modules`` that replace methods of the interpreter's compiled modules."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import gc
 import itertools
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +22,7 @@ from pgcluster import create_database, find_bindir, postgres_cluster
 from shared_material import SHARED, absent
 
 from server.gdl.game import forget_compiled_engines
+from server.gdl.interpreter import native
 
 _numbers = itertools.count()
 
@@ -59,6 +63,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "shared(path): needs that path of ../shared; skipped when it is missing, "
         "failed instead when GGP_REQUIRE_SHARED=1",
+    )
+    config.addinivalue_line(
+        "markers",
+        "source_modules: replaces methods of the interpreter's modules, which their "
+        "compiled form does not allow; run in a process of its own on their sources",
     )
 
 
@@ -111,3 +120,25 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             found = any(SHARED.glob(part)) if "*" in part else (SHARED / part).exists()
             if not found:
                 absent(part or "the folder")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run a test marked ``source_modules`` in a process of its own that loads the
+    interpreter's modules from their sources (``GGP_PURE_PYTHON``), when this one runs
+    them compiled: its outcome there is its outcome here."""
+    if native.FORM != "compiled" or pyfuncitem.get_closest_marker("source_modules") is None:
+        return None
+    root = Path(__file__).parent.parent
+    command = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider"]
+    result = subprocess.run(
+        [*command, pyfuncitem.nodeid],
+        cwd=root,
+        env={**os.environ, native.PURE_VARIABLE: "1"},
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"failed on the source modules:\n{result.stdout}{result.stderr}", False)
+    return True

@@ -60,6 +60,7 @@ def line_state(*blanks: int) -> State:
     return State([("at", "1"), *(("blank", str(cell)) for cell in blanks)])
 
 
+@pytest.mark.source_modules
 def test_a_table_looks_up_what_its_rules_read_once_per_set_of_known_arguments(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -374,6 +375,7 @@ def forget_answers(table: DemandTable) -> None:
         memo.clear()
 
 
+@pytest.mark.source_modules
 def test_a_chain_of_calls_evaluates_each_call_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each call along ``clear 1 6``, ``clear 2 6``, ... is evaluated once, top-down: the
     answer of the next one is found before the call goes on."""
@@ -391,6 +393,7 @@ def test_a_chain_of_calls_evaluates_each_call_once(monkeypatch: pytest.MonkeyPat
     assert engine._cyclic_strikes == {}
 
 
+@pytest.mark.source_modules
 def test_a_call_that_asks_itself_is_answered_by_the_fixpoint(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -469,6 +472,7 @@ def test_calls_through_a_cycle_find_every_answer_at_any_depth_evaluated_at_once(
     assert table.lookup((0, 1), ("d", "a"), True) == ()
 
 
+@pytest.mark.source_modules
 def test_the_rules_read_known_answers_without_calling_the_table(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

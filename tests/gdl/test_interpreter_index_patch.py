@@ -104,6 +104,7 @@ def test_small_relations_are_given_no_base() -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
+@pytest.mark.source_modules
 def test_every_index_of_a_playout_equals_a_fresh_build(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

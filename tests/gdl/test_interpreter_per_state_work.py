@@ -76,6 +76,7 @@ def test_a_does_pattern_lets_through_every_move_it_may_match() -> None:
     assert not may_match(("p", "b"), ("p", ("b",)))
 
 
+@pytest.mark.source_modules
 def test_random_playouts_with_the_rules_chosen_per_move_agree_with_every_rule_run() -> None:
     chosen = Interpreter(parse_gdl(COUNTER))
     every = Interpreter(parse_gdl(COUNTER))

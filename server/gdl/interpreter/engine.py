@@ -7,7 +7,6 @@ states); ``next`` and what depends on ``does`` once per joint move.
 
 from __future__ import annotations
 
-import copy
 import operator
 import os
 import signal
@@ -88,7 +87,7 @@ knightazons's moves of a state (32 to 159 facts, small budget 300) and crossers3
 to 104) passed a quarter often enough to be counted fact by fact in every state."""
 NO_STATE_BUDGET = 0
 """Every state relation that no query asks for in full is computed on demand."""
-OTHER_STATE_BUDGETS = (MATERIALISE_BUDGET, NO_STATE_BUDGET)
+OTHER_STATE_BUDGETS: tuple[int, ...] = (MATERIALISE_BUDGET, NO_STATE_BUDGET)
 """The budgets the trials time against the one kept so far, in this order."""
 BUDGET_NAMES = {
     STATE_MATERIALISE_BUDGET: "small",
@@ -679,7 +678,7 @@ class _StateContext:
 
     __slots__ = ("db", "done", "derived", "legal", "legal_facts", "frozen")
 
-    def __init__(self, db: dict[RelationKey, Relation]) -> None:
+    def __init__(self, db: dict[RelationKey, Any]) -> None:
         self.db = db
         self.done: set[int] = set()
         self.derived: set[RelationKey] = set()
@@ -1010,18 +1009,42 @@ def _rewrite(rules: list[FlatRule]) -> list[FlatRule]:
     return fold_negated_fluents(restrict_to_uses(rules))
 
 
+TRIAL_CLOCK: Callable[[], int] = time.thread_time_ns
+"""The clock of the budget trials: CPU time of the calling thread (the main one), in ns.
+Not the process's: once a CPU-time alarm has been armed, Linux advances that clock by
+whole scheduler ticks (4 ms), longer than most calls, so calls timed 0 or a tick."""
+
+
+def _copy_attributes(source: object, target: object) -> None:
+    """Give ``target`` every attribute of ``source`` (a shallow copy). ``copy.copy``
+    cannot copy an instance of a class compiled by mypyc, which lists its attributes in
+    ``__mypyc_attrs__`` instead of keeping a ``__dict__``."""
+    names = getattr(type(source), "__mypyc_attrs__", None)
+    for name in vars(source) if names is None else names:
+        try:
+            value = getattr(source, name)
+        except AttributeError:  # never set
+            continue
+        setattr(target, name, value)
+
+
 class Interpreter:
     """A GDL reasoner over plain terms, implementing :class:`server.gdl.engine.Engine`."""
 
     name = "interpreter"
-    trial_clock: Callable[[], int] = staticmethod(time.thread_time_ns)
-    """The clock of the budget trials: CPU time of the calling thread (the main one), in ns.
-    Not the process's: once a CPU-time alarm has been armed, Linux advances that clock by
-    whole scheduler ticks (4 ms), longer than most calls, so calls timed 0 or a tick."""
 
-    def __init__(self, rules: Sequence[Rule], *, memo: bool = True) -> None:
+    def __init__(
+        self, rules: Sequence[Rule], *, memo: bool = True, _copy_of: Interpreter | None = None
+    ) -> None:
         """``memo``: keep the answers of states met before while states recur (see
-        :mod:`.state_memo`); off, every call asks the rules."""
+        :mod:`.state_memo`); off, every call asks the rules. ``_copy_of``: make a
+        shallow copy of that interpreter instead (``rules`` unused; see
+        :meth:`_with_state_budget`)."""
+        if _copy_of is not None:
+            _copy_attributes(_copy_of, self)
+            return
+        self.trial_clock: Callable[[], int] = TRIAL_CLOCK
+        """The clock of the budget trials (see :data:`TRIAL_CLOCK`)."""
         self.program: Program = analyse(rules, _rewrite)
         self._canonical = canonical_relations(self.program)
         """The relations whose derived facts are made canonical (see
@@ -1038,7 +1061,7 @@ class Interpreter:
             if component.keys <= {TRUE_KEY} or component.keys <= {DOES_KEY}
         )
         """The components of ``true`` or ``does`` alone: given, never evaluated."""
-        self._static: dict[RelationKey, Relation] = {}
+        self._static: dict[RelationKey, Any] = {}
         self._demand: set[RelationKey] = set()
         self._cyclic_strikes: dict[RelationKey, int] = {}
         """Per recursive relation: its calls that a plain top-down evaluation could not
@@ -1153,7 +1176,7 @@ class Interpreter:
         """State components whose relations patch their indexes from the last ones made
         (see :attr:`Relation.base`), with the times they may still be found too small to;
         left out: relations later strata add to."""
-        self._previous: dict[RelationKey, Relation] = {}
+        self._previous: dict[RelationKey, Any] = {}
         """Per relation of those components and ``true``: the one made last."""
 
         for key in (LEGAL_KEY, GOAL_KEY, TERMINAL_KEY):
@@ -1220,13 +1243,14 @@ class Interpreter:
         of the literal's keys when they are all constants."""
         if key == DOES_KEY:
             return 1.0
+        relation: Relation | DemandTable | None
         if key == TRUE_KEY:
             if self._true_sample is None:
                 init = self._static.get(INIT_KEY, Relation())
                 self._true_sample = Relation({(args[0],) for args in init.facts})
             relation = self._true_sample
         else:
-            relation = self._static.get(key)  # type: ignore[assignment]
+            relation = self._static.get(key)
         if (
             relation is None
             or not isinstance(relation, Relation)
@@ -1291,7 +1315,7 @@ class Interpreter:
 
     # -- evaluation -------------------------------------------------------------------
 
-    def _evaluate(self, component: Component, db: dict[RelationKey, Relation]) -> None:
+    def _evaluate(self, component: Component, db: dict[RelationKey, Any]) -> None:
         """Compute the relations of one component into ``db``."""
         if component.index in self._input_components:
             return
@@ -1452,7 +1476,7 @@ class Interpreter:
     def _with_state_budget(self, budget: int) -> Interpreter:
         """A copy that shares the static relations and materialises state relations up
         to ``budget`` (its own compiled rules and cached states)."""
-        other = copy.copy(self)
+        other = Interpreter((), _copy_of=self)
         other._state_budget = budget
         other._may_try_budgets = False
         other._budgets_to_try = []
