@@ -8,10 +8,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY server ./server
 COPY players ./players
-RUN pip install . \
+# A C compiler for the install only: it compiles the interpreter's hot modules (setup.py).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install . \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 ggp \
     && mkdir -p /var/lib/ggp/matches /var/lib/ggp/keys /var/lib/ggp/data /var/lib/ggp/engines \
     && chown -R ggp:ggp /var/lib/ggp \

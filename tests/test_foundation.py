@@ -478,7 +478,7 @@ def test_dockerfile_copies_everything_the_package_build_needs() -> None:
 
     project = pyproject()
     packages = project["tool"]["setuptools"]["packages"]["find"]["include"]
-    needed = {"pyproject.toml", project["project"]["readme"]}
+    needed = {"pyproject.toml", "setup.py", project["project"]["readme"]}
     needed |= {pattern.rstrip("*").rstrip(".") for pattern in packages}
     assert needed <= set(copied)
 
