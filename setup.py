@@ -2,7 +2,7 @@
 
 Everything else about the package is in ``pyproject.toml``. The modules listed in
 :data:`NATIVE_MODULES` run the per-state work of the rules interpreter (see the README,
-"Speed"); mypyc compiles them from their typed source into extension modules, which
+"The interpreter compiled to C"); mypyc compiles them from their typed source into extension modules, which
 Python imports in their place. When no C compiler is found, or the environment variable
 ``GGP_PURE_PYTHON`` is set, the package installs as plain Python and runs the same code
 more slowly: :mod:`server.gdl.interpreter.native` says which form is loaded.
@@ -10,38 +10,40 @@ more slowly: :mod:`server.gdl.interpreter.native` says which form is loaded.
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-NATIVE_MODULES = (
-    "server/gdl/interpreter/codegen.py",
-    "server/gdl/interpreter/engine.py",
-)
+PACKAGE = "server/gdl/interpreter"
+
+
+def _native_rules() -> ModuleType:
+    """``server/gdl/interpreter/native.py``, loaded alone (the standard library is all it
+    imports, where the package would import everything): which modules are compiled, the
+    stamp and the digests it keeps."""
+    spec = importlib.util.spec_from_file_location("_native_rules", HERE / PACKAGE / "native.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+NATIVE = _native_rules()
+NATIVE_MODULES = [f"{PACKAGE}/{name}.py" for name in NATIVE.MODULES]
 """The modules compiled, as paths; they must stay together (one compiled group)."""
-STAMP = "server/gdl/interpreter/native.json"
-"""Written after a build: the digest of each compiled module's source, so that an edited
-source is run as it now reads rather than as it was compiled."""
-
-
-def _digest(path: str) -> str:
-    return hashlib.sha256((HERE / path).read_bytes()).hexdigest()
-
-
 METADATA_COMMANDS = {"egg_info", "dist_info", "sdist", "--name", "--version"}
 """Commands that build nothing (pip runs them first): no compiling for them."""
 
 
 def _native_extensions() -> list:
-    if os.environ.get("GGP_PURE_PYTHON"):
-        return []
-    if set(sys.argv[1:2]) <= METADATA_COMMANDS and len(sys.argv) > 1:
+    if os.environ.get(NATIVE.PURE_VARIABLE) or sys.argv[1:2] and sys.argv[1] in METADATA_COMMANDS:
         return []
     try:
         from mypyc.build import mypycify
@@ -68,7 +70,9 @@ class OptionalBuildExt(build_ext):
     """Build the compiled modules if a C compiler can; else install plain Python."""
 
     def run(self) -> None:
-        stamp = HERE / STAMP
+        """Build, then stamp the sources' digests beside what was built (in the source tree
+        for an editable install); a stale stamp goes first, so a failed build leaves none."""
+        stamp = HERE / PACKAGE / NATIVE.STAMP
         stamp.unlink(missing_ok=True)
         try:
             super().run()
@@ -77,12 +81,14 @@ class OptionalBuildExt(build_ext):
             return
         if not self.extensions:
             return
-        digests = json.dumps({path: _digest(path) for path in NATIVE_MODULES}, indent=1)
-        target = stamp if self.inplace else Path(self.build_lib) / STAMP
+        digests = json.dumps(NATIVE.source_digests(HERE / PACKAGE), indent=1)
+        target = stamp if self.inplace else Path(self.build_lib) / PACKAGE / NATIVE.STAMP
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(digests + "\n")
 
     def get_outputs(self) -> list[str]:
+        """What was built: none of the extensions when the build failed (an editable
+        install copies these into the source tree)."""
         outputs = list(super().get_outputs())
         return [output for output in outputs if os.path.exists(output)]
 

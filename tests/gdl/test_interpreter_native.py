@@ -36,22 +36,27 @@ print(native.FORM, digest.hexdigest())
 """
 
 
-def playout_digest(game: Path, playouts: int, pure: bool) -> tuple[str, str]:
-    """The form a fresh process loaded and the digest of its random playouts."""
-    env = {**os.environ, native.PURE_VARIABLE: "1"} if pure else dict(os.environ)
-    if not pure:
-        env.pop(native.PURE_VARIABLE, None)
+def run_python(script: str, *args: str, pure: bool, cwd: Path = ROOT) -> list[str]:
+    """The words ``script`` prints in a fresh process, on the interpreter's sources when
+    ``pure`` (else in whichever form the install left)."""
+    env = {key: value for key, value in os.environ.items() if key != native.PURE_VARIABLE}
+    if pure:
+        env[native.PURE_VARIABLE] = "1"
     result = subprocess.run(
-        [sys.executable, "-c", PLAYOUT, str(game), str(playouts)],
-        cwd=ROOT,
+        [sys.executable, "-c", script, *args],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=240,
         check=True,
     )
-    form, digest = result.stdout.split()
-    return form, digest
+    return result.stdout.split()
+
+
+def playout_digest(game: Path, playouts: int, pure: bool) -> list[str]:
+    """The form a fresh process loaded and the digest of its random playouts."""
+    return run_python(PLAYOUT, str(game), str(playouts), pure=pure)
 
 
 def test_an_install_with_a_compiler_runs_the_compiled_modules() -> None:
@@ -76,21 +81,18 @@ def test_both_forms_play_the_same_playouts() -> None:
         assert other[1] == pure[1], game.name
 
 
-def fake_install(folder: Path, stamp: dict[str, str] | None) -> None:
-    """Sources, compiled files (empty) and a stamp, as an install leaves them."""
+def fake_install(folder: Path) -> None:
+    """Sources and compiled files (empty), as an install leaves them, with no stamp."""
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     for name in native.MODULES:
         (folder / f"{name}.py").write_text(f"# {name}\n")
         (folder / f"{name}{suffix}").write_bytes(b"")
-    if stamp is not None:
-        (folder / native.STAMP).write_text(json.dumps(stamp))
 
 
 def digests(folder: Path) -> dict[str, str]:
+    """The stamp of ``folder``'s sources, worked out here rather than by :mod:`native`."""
     return {
-        f"server/gdl/interpreter/{name}.py": hashlib.sha256(
-            (folder / f"{name}.py").read_bytes()
-        ).hexdigest()
+        name: hashlib.sha256((folder / f"{name}.py").read_bytes()).hexdigest()
         for name in native.MODULES
     }
 
@@ -101,7 +103,8 @@ def test_compiled_modules_are_trusted_only_while_their_sources_are_unchanged(
     monkeypatch.setattr(native, "HERE", tmp_path)
     monkeypatch.delenv(native.PURE_VARIABLE, raising=False)
     assert native._why_not_compiled() == ("not compiled when installed (no C compiler or no mypyc)")
-    fake_install(tmp_path, None)
+    fake_install(tmp_path)
+    assert native.source_digests(tmp_path) == digests(tmp_path)
     assert native._why_not_compiled() == f"no valid {native.STAMP} beside the compiled modules"
     (tmp_path / native.STAMP).write_text("{not json")
     assert native._why_not_compiled() == f"no valid {native.STAMP} beside the compiled modules"
@@ -132,14 +135,8 @@ def test_an_edited_source_is_run_as_it_reads_now(tmp_path: Path) -> None:
         "from server.gdl.interpreter import native, engine\n"
         "print(native.FORM, getattr(engine, 'EDITED', False), type(engine.__loader__).__name__)\n"
     )
-    env = {key: value for key, value in os.environ.items() if key != native.PURE_VARIABLE}
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(copy)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert result.stdout.split() == ["source", "True", "SourceFileLoader"]
+    assert run_python(script, str(copy), pure=False, cwd=tmp_path) == [
+        "source",
+        "True",
+        "SourceFileLoader",
+    ]

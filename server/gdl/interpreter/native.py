@@ -43,6 +43,14 @@ def _compiled_file(name: str) -> Path | None:
     return None
 
 
+def source_digests(folder: Path) -> dict[str, str]:
+    """The SHA-256 of each module's source in ``folder``, by module name: what the stamp
+    keeps (``setup.py`` writes it with this function)."""
+    return {
+        name: hashlib.sha256((folder / f"{name}.py").read_bytes()).hexdigest() for name in MODULES
+    }
+
+
 def _why_not_compiled() -> str | None:
     """None when the compiled modules are there and match their sources, else why not."""
     if os.environ.get(PURE_VARIABLE):
@@ -53,9 +61,9 @@ def _why_not_compiled() -> str | None:
         digests = json.loads((HERE / STAMP).read_text())
     except (OSError, ValueError):
         return f"no valid {STAMP} beside the compiled modules"
+    current = source_digests(HERE)
     for name in MODULES:
-        source = (HERE / f"{name}.py").read_bytes()
-        if digests.get(f"server/gdl/interpreter/{name}.py") != hashlib.sha256(source).hexdigest():
+        if digests.get(name) != current[name]:
             return f"{name}.py changed since it was compiled (reinstall to compile it again)"
     return None
 
@@ -87,4 +95,4 @@ def load() -> None:
             raise
 
 
-__all__ = ["FORM", "MODULES", "REASON", "load"]
+__all__ = ["FORM", "MODULES", "PURE_VARIABLE", "REASON", "STAMP", "load", "source_digests"]
