@@ -1,11 +1,13 @@
-"""Build hook: the interpreter's hot modules compiled to C with mypyc, when it can.
+"""Build hook: the engine's hot modules compiled to C with mypyc, when it can.
 
 Everything else about the package is in ``pyproject.toml``. The modules listed in
-:data:`NATIVE_MODULES` run the per-state work of the rules interpreter (see the README,
-"The interpreter compiled to C"); mypyc compiles them from their typed source into extension modules, which
-Python imports in their place. When no C compiler is found, or the environment variable
-``GGP_PURE_PYTHON`` is set, the package installs as plain Python and runs the same code
-more slowly: :mod:`server.gdl.interpreter.native` says which form is loaded.
+``server/gdl/native.py`` (:data:`GROUPS`) run the per-state work of the rules
+interpreter and the compiled engine's pipeline from the ground program to generated
+code (see the README, "The engine compiled to C"); mypyc compiles them from their typed
+source into extension modules, one group per package, which Python imports in their
+place. When no C compiler is found, or the environment variable ``GGP_PURE_PYTHON`` is
+set, the package installs as plain Python and runs the same code more slowly:
+:mod:`server.gdl.native` says which form is loaded.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-PACKAGE = "server/gdl/interpreter"
+GDL = "server/gdl"
 
 
 def _native_rules() -> ModuleType:
-    """``server/gdl/interpreter/native.py``, loaded alone (the standard library is all it
-    imports, where the package would import everything): which modules are compiled, the
-    stamp and the digests it keeps."""
-    spec = importlib.util.spec_from_file_location("_native_rules", HERE / PACKAGE / "native.py")
+    """``server/gdl/native.py``, loaded alone (the standard library is all it imports,
+    where the package would import everything): which modules are compiled, the stamps
+    and the digests they keep."""
+    spec = importlib.util.spec_from_file_location("_native_rules", HERE / GDL / "native.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -36,8 +38,11 @@ def _native_rules() -> ModuleType:
 
 
 NATIVE = _native_rules()
-NATIVE_MODULES = [f"{PACKAGE}/{name}.py" for name in NATIVE.MODULES]
-"""The modules compiled, as paths; they must stay together (one compiled group)."""
+NATIVE_GROUPS = [
+    ([f"{GDL}/{package}/{name}.py" for name in modules], NATIVE.group_name(package))
+    for package, modules in NATIVE.GROUPS.items()
+]
+"""The modules compiled, as paths, and their group: a group's modules stay together."""
 METADATA_COMMANDS = {"egg_info", "dist_info", "sdist", "--name", "--version"}
 """Commands that build nothing (pip runs them first): no compiling for them."""
 
@@ -48,7 +53,7 @@ def _native_extensions() -> list:
     try:
         from mypyc.build import mypycify
     except ImportError:
-        print("mypyc is not installed: the interpreter stays plain Python", file=sys.stderr)
+        print("mypyc is not installed: the engine stays plain Python", file=sys.stderr)
         return []
     old = Path.cwd()
     os.chdir(HERE)  # mypy reads its settings from pyproject.toml here
@@ -56,11 +61,10 @@ def _native_extensions() -> list:
         # The build's own environment lacks the runtime packages (clingo, numpy): their
         # types are unknown there, so only the compiled modules' own errors count.
         options = ["--follow-imports=silent", "--no-warn-unused-ignores"]
-        return mypycify(
-            [*options, *NATIVE_MODULES], opt_level="3", group_name="server.gdl.interpreter._native"
-        )
+        paths = [path for group, _ in NATIVE_GROUPS for path in group]
+        return mypycify([*options, *paths], opt_level="3", separate=NATIVE_GROUPS)
     except BaseException as error:  # a type error, or mypy missing a part
-        print(f"mypyc failed ({error}): the interpreter stays plain Python", file=sys.stderr)
+        print(f"mypyc failed ({error}): the engine stays plain Python", file=sys.stderr)
         return []
     finally:
         os.chdir(old)
@@ -71,20 +75,23 @@ class OptionalBuildExt(build_ext):
 
     def run(self) -> None:
         """Build, then stamp the sources' digests beside what was built (in the source tree
-        for an editable install); a stale stamp goes first, so a failed build leaves none."""
-        stamp = HERE / PACKAGE / NATIVE.STAMP
-        stamp.unlink(missing_ok=True)
+        for an editable install); stale stamps go first, so a failed build leaves none."""
+        for package in NATIVE.GROUPS:
+            (HERE / GDL / package / NATIVE.STAMP).unlink(missing_ok=True)
         try:
             super().run()
         except Exception as error:  # no compiler, no headers
-            print(f"compiling the interpreter failed ({error}): plain Python", file=sys.stderr)
+            print(f"compiling the engine failed ({error}): plain Python", file=sys.stderr)
             return
         if not self.extensions:
             return
-        digests = json.dumps(NATIVE.source_digests(HERE / PACKAGE), indent=1)
-        target = stamp if self.inplace else Path(self.build_lib) / PACKAGE / NATIVE.STAMP
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(digests + "\n")
+        for package, modules in NATIVE.GROUPS.items():
+            folder = f"{GDL}/{package}"
+            digests = json.dumps(NATIVE.source_digests(HERE / folder, modules), indent=1)
+            root = HERE if self.inplace else Path(self.build_lib)
+            target = root / folder / NATIVE.STAMP
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(digests + "\n")
 
     def get_outputs(self) -> list[str]:
         """What was built: none of the extensions when the build failed (an editable

@@ -60,12 +60,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.gdl import Game, GdlError  # noqa: E402
+from server.gdl import (  # noqa: E402
+    Game,
+    GdlError,
+    native,  # noqa: E402
+)
 from server.gdl.compile_aside import AsideCompile  # noqa: E402
 from server.gdl.compile_budget import CompileBudget  # noqa: E402
 from server.gdl.compiled import CompiledEngine, CompileError  # noqa: E402
 from server.gdl.compiled.engine import AS_WRITTEN  # noqa: E402
-from server.gdl.interpreter import native  # noqa: E402
 from server.gdl.parser import Rule, parse_gdl  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "conformance" / "games"
@@ -207,7 +210,7 @@ COLUMNS = [
 
 def benchmark(names: list[str], runs: int, seconds: float, batch: int, skip_interpreter: bool):
     print(f"median of {runs} runs of {seconds:g} s; batches of {batch} states")
-    print(f"interpreter: {native.FORM} ({native.REASON})")
+    print(f"engine modules: {native.summary()}")
     print(f"{COLUMNS[0]:<26}" + "".join(f"{c:>18}" for c in COLUMNS[1:]))
     for name in names:
         path = game_path(name)
@@ -371,7 +374,7 @@ def corpus_speeds(
         f"engine auto within {limits}"
         + (", games that fall back compiled aside" if compile_aside else "")
     )
-    print(f"interpreter: {native.FORM} ({native.REASON})")
+    print(f"engine modules: {native.summary()}")
     widths = [34, 9, 12, 17, 12, 12, 11, 9, 14]
     print(
         "".join(

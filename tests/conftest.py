@@ -1,6 +1,6 @@
 """Suite-wide fixtures and rules: databases on SQLite and on a real PostgreSQL, tests
 marked ``shared`` that need the reference material in ``../shared``, and tests marked
-``source_modules`` that replace methods of the interpreter's compiled modules."""
+``source_modules`` that replace functions or methods of the engine's compiled modules."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ import pytest
 from pgcluster import create_database, find_bindir, postgres_cluster
 from shared_material import SHARED, absent
 
+from server.gdl import native
 from server.gdl.game import forget_compiled_engines
-from server.gdl.interpreter import native
 
 _numbers = itertools.count()
 
@@ -66,8 +66,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "source_modules: replaces methods of the interpreter's modules, which their "
-        "compiled form does not allow; run in a process of its own on their sources",
+        "source_modules: replaces functions or methods of the engine's compiled modules, "
+        "which their compiled form does not allow; run in a process of its own on their "
+        "sources",
     )
 
 
@@ -125,9 +126,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     """Run a test marked ``source_modules`` in a process of its own that loads the
-    interpreter's modules from their sources (``GGP_PURE_PYTHON``), when this one runs
-    them compiled: its outcome there is its outcome here."""
-    if native.FORM != "compiled" or pyfuncitem.get_closest_marker("source_modules") is None:
+    engine's modules from their sources (``GGP_PURE_PYTHON``), when this one runs some
+    compiled: its outcome there is its outcome here."""
+    compiled = any(native.load(package) == "compiled" for package in native.GROUPS)
+    if not compiled or pyfuncitem.get_closest_marker("source_modules") is None:
         return None
     root = Path(__file__).parent.parent
     command = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider"]

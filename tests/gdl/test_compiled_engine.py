@@ -307,6 +307,7 @@ def test_copying_legal_moves_stays_on_where_moves_recur_and_goes_off_where_not(
     assert tic_tac_toe.legal_moves(state, "oPlayer") == ["noop"]
 
 
+@pytest.mark.source_modules
 def test_states_are_worked_out_alike_with_or_without_the_incremental_status(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

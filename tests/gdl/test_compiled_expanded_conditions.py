@@ -74,6 +74,7 @@ def random_states(engine: CompiledEngine, count: int) -> list[State]:
     return states
 
 
+@pytest.mark.source_modules
 def test_many_moves_are_nested_by_the_literals_of_their_gates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -89,6 +90,7 @@ def test_many_moves_are_nested_by_the_literals_of_their_gates(
     assert fast_path_differences(engine) == []
 
 
+@pytest.mark.source_modules
 def test_a_few_moves_keep_their_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Under the threshold nothing is expanded: breakthrough's 150 moves a role ran
     slower with their gates expanded."""

@@ -92,6 +92,7 @@ def burning_first_call(
     return wrapper
 
 
+@pytest.mark.source_modules
 def test_code_over_the_size_cap_is_refused_before_any_is_generated(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -112,6 +113,7 @@ def test_code_over_the_size_cap_is_refused_before_any_is_generated(
     assert caught.value.reason == PREDICTED_TOO_LARGE
 
 
+@pytest.mark.source_modules
 def test_a_game_at_the_predicted_size_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
     rules, predicted, counted = shifting_counter_sizes(monkeypatch)
     capped(monkeypatch, max(predicted[0], counted))
@@ -131,6 +133,7 @@ def test_the_caps_grow_with_the_time_limit() -> None:
     assert caps_for(10.0) == CodeCaps(5 * MAX_SOURCE, 5 * MAX_NEXT_BODY_CHARS)
 
 
+@pytest.mark.source_modules
 def test_a_game_refused_at_the_default_time_limit_compiles_with_a_longer_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -144,6 +147,7 @@ def test_a_game_refused_at_the_default_time_limit_compiles_with_a_longer_one(
     assert ("cell", "1") in engine.next_state(engine.initial_state(), ["step"]).facts
 
 
+@pytest.mark.source_modules
 def test_reading_the_named_atoms_stops_at_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     rules = parse_gdl(shifting_counter(CELLS))
     calls: list[int] = []
@@ -157,6 +161,7 @@ def test_reading_the_named_atoms_stops_at_the_time_limit(monkeypatch: pytest.Mon
     assert 0 < len(calls) <= 1024
 
 
+@pytest.mark.source_modules
 def test_optimising_a_wide_network_stops_at_the_time_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -185,6 +190,7 @@ def never_decode(text: str) -> tuple[object, ...]:
     raise AssertionError(f"decoded {text}")
 
 
+@pytest.mark.source_modules
 def test_the_estimate_refuses_a_program_before_any_name_is_decoded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -199,6 +205,7 @@ def test_the_estimate_refuses_a_program_before_any_name_is_decoded(
         CompiledEngine.from_rules(rules)
 
 
+@pytest.mark.source_modules
 def test_the_roles_of_the_moves_are_read_without_decoding_the_moves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -284,6 +291,7 @@ def floor_counts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return counted
 
 
+@pytest.mark.source_modules
 def test_grounding_stops_once_the_floor_passes_the_budget(floor_counts: list[int]) -> None:
     rules = parse_gdl(shifting_counter(CELLS))
     floor = ground(rules, max_rules=10**6, deadline=1e9, work_budget=1e18).estimate_floor
@@ -300,6 +308,7 @@ SAMPLED_CELLS = 5000
 sampled."""
 
 
+@pytest.mark.source_modules
 def test_past_its_first_rules_the_floor_counts_a_sample_of_the_batches(
     monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
 ) -> None:
@@ -331,6 +340,7 @@ def sampled_counter(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Rule], int, i
     return rules, total, exact
 
 
+@pytest.mark.source_modules
 def test_a_sampled_floor_nearing_the_budget_counts_every_batch_and_stops_in_time(
     monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
 ) -> None:
@@ -343,6 +353,7 @@ def test_a_sampled_floor_nearing_the_budget_counts_every_batch_and_stops_in_time
     assert 0.6 * total < sum(floor_counts) < 0.9 * total
 
 
+@pytest.mark.source_modules
 def test_a_sampled_floor_the_rule_cap_stops_first_leaves_its_batches_uncounted(
     monkeypatch: pytest.MonkeyPatch, floor_counts: list[int]
 ) -> None:
@@ -363,6 +374,7 @@ def test_a_sampled_floor_the_rule_cap_stops_first_leaves_its_batches_uncounted(
     assert counted_until_the_cap(0.7 * exact) > cap - 2048
 
 
+@pytest.mark.source_modules
 @pytest.mark.parametrize("game", ["nineBoardTicTacToe", "double_tictactoe_dengji"])
 def test_every_input_is_opened_before_a_rule_reads_it(
     monkeypatch: pytest.MonkeyPatch, game: str
@@ -472,6 +484,7 @@ def predicted_and_counted(
     return predicted, codegen.next_body_chars(plan), list(plan.next.general)
 
 
+@pytest.mark.source_modules
 def test_bodies_the_plan_puts_in_tables_are_not_predicted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -479,6 +492,7 @@ def test_bodies_the_plan_puts_in_tables_are_not_predicted(
     assert predicted == [0] and counted == 0 and general == []
 
 
+@pytest.mark.source_modules
 def test_the_prediction_from_the_ground_program_is_near_the_count_of_the_plan(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -495,6 +509,7 @@ def test_the_prediction_from_the_ground_program_is_near_the_count_of_the_plan(
     assert counted < predicted[0] < 3 * counted
 
 
+@pytest.mark.source_modules
 def test_a_predicted_size_past_the_cap_is_refused_before_any_name_is_decoded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -124,6 +124,7 @@ def program_of(game: str, budget: int | None = None) -> GroundProgram:
     return ground(rules, max_rules=10**6, deadline=1e9, budget=budget, work_budget=1e18)
 
 
+@pytest.mark.source_modules
 @pytest.mark.parametrize("game", ["nineBoardTicTacToe", "double_tictactoe_dengji"])
 def test_a_game_grounds_to_the_same_program_either_way(
     monkeypatch: pytest.MonkeyPatch, game: str

@@ -9,9 +9,13 @@ that the caller can fall back to the interpreter.
 
 from __future__ import annotations
 
-from ..parser import Rule
-from .engine import DEFAULT_MAX_GROUND_RULES, DEFAULT_TIME_LIMIT, CompiledEngine, Playout
-from .errors import (
+from .. import native
+
+native.load("compiled")  # before the modules it may import from their sources
+
+from ..parser import Rule  # noqa: E402
+from .engine import DEFAULT_MAX_GROUND_RULES, DEFAULT_TIME_LIMIT, CompiledEngine, Playout  # noqa: E402
+from .errors import (  # noqa: E402
     CompileError,
     GroundingOverBudget,
     GroundingTooLarge,

@@ -53,8 +53,17 @@ class Body(NamedTuple):
         return not (self.pos_in or self.neg_in or self.any_of or self.pos or self.neg)
 
 
-Output = int | bool
-"""An output is an atom number, or a constant when folding decided it."""
+Output = object
+"""An output is an atom number (an ``int``), or a constant (``True`` or ``False``) when
+folding decided it: typed ``object``, as compiled code would take a ``bool`` typed
+``int | bool`` for the number 0 or 1 (see :func:`output_atom`)."""
+
+
+def output_atom(value: Output) -> int | None:
+    """The atom number of an output, None for a constant."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
 
 
 @dataclass
@@ -227,7 +236,7 @@ def build_network(
     outputs = [value for role_legal in legal for _, value in role_legal]
     outputs += [value for role_goals in goals for _, value in role_goals]
     outputs += [terminal] + [value for _, value in nexts]
-    needed = _needed(rules, [value for value in outputs if not isinstance(value, bool)])
+    needed = _needed(rules, [atom for atom in map(output_atom, outputs) if atom is not None])
     grouped_rules: dict[int, list[Body]] = {}
     for count, atom in enumerate(needed):
         # grouping is slow on wide states (masks of thousands of bits): watch the clock

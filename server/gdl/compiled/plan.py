@@ -26,7 +26,7 @@ from typing import Any
 
 from .code_limits import MAX_MOVE_GATE_BODIES, CodeCaps
 from .errors import check_deadline
-from .network import Body, Network, Output
+from .network import Body, Network, Output, output_atom
 
 Lit = tuple[str, int]
 """A literal: ``("p", bit)`` input bit on, ``("n", bit)`` input bit off,
@@ -205,15 +205,17 @@ def build_plan(network: Network, deadline: float = float("inf")) -> Plan:
             plan.gates[atom].support = support
 
     def output(value: Output) -> Conj | None | bool:
-        if isinstance(value, bool):
+        atom = output_atom(value)
+        if atom is None:
             return None if value else False
-        return frozenset({("g", value)})
+        return frozenset({("g", atom)})
 
     plan.terminal = output(network.terminal)
 
     def item(value: Output) -> Conj | None:
         """An output the network never folds to false: None stands for always."""
-        return None if isinstance(value, bool) else frozenset({("g", value)})
+        atom = output_atom(value)
+        return None if atom is None else frozenset({("g", atom)})
 
     plan.legal = [[(item(v), j) for j, v in role_legal] for role_legal in network.legal]
     plan.goals = [
@@ -369,8 +371,9 @@ def _next_tables(network: Network, plan: Plan, deadline: float) -> NextTables:
         if value is True:
             constant |= bit
             continue
-        assert not isinstance(value, bool)
-        for body in plan.gates[value].bodies:
+        atom = output_atom(value)
+        assert atom is not None
+        for body in plan.gates[atom].bodies:
             rest = body - {("p", bit)}
             if (
                 len(rest) < len(body)

@@ -1,8 +1,8 @@
 """The reference interpreter: bottom-up evaluation of GDL rules."""
 
-from . import native
+from .. import native
 
-native.load()  # before the modules it may load from their sources
+native.load("interpreter")  # before the modules it may import from their sources
 
 from .engine import Interpreter  # noqa: E402
 
