@@ -11,7 +11,7 @@ WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
 COPY server ./server
 COPY players ./players
-# A C compiler for the install only: it compiles the interpreter's hot modules (setup.py).
+# A C compiler for the install only: it compiles the engine's hot modules (setup.py).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install . \
