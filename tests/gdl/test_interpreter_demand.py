@@ -20,6 +20,7 @@ from server.gdl.interpreter.engine import (
     MATERIALISE_BUDGET,
     TOP_DOWN_DEPTH,
     TOP_DOWN_STRIKES,
+    DemandCall,
     DemandTable,
     fixed_rules,
     release_tables,
@@ -186,7 +187,7 @@ def test_a_call_that_knows_every_argument_stops_at_its_answer() -> None:
     table = engine._contexts[state].db[CLEAR]
     assert isinstance(table, DemandTable) and table.solver is not None  # recursive
     first, second = table.functions((0, 1))
-    table.bound[(0, 1)] = (first, failing(second))
+    table.call_for((0, 1)).functions = (first, failing(second))
     assert table.lookup((0, 1), ("4", "5"), True) == (("4", "5"),)
     with pytest.raises(AssertionError, match="asked after"):
         table.lookup((0, 1), ("2", "5"), True)  # not by the first rule: the second is asked
@@ -213,7 +214,7 @@ def test_a_call_without_recursion_that_knows_every_argument_stops_at_its_answer(
     table = engine._contexts[state].db[near]
     assert isinstance(table, DemandTable) and table.solver is None
     first, second = table.functions((0, 1))
-    table.bound[(0, 1)] = (first, failing(second))
+    table.call_for((0, 1)).functions = (first, failing(second))
     assert table.lookup((0, 1), ("2", "3"), True) == (("2", "3"),)
     with pytest.raises(AssertionError, match="asked after"):
         table.lookup((0, 1), ("2", "1"), True)
@@ -359,13 +360,13 @@ def count_evaluations(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
     """The calls whose rules run from now on, top-down or in a fixpoint, as (positions,
     values), once per run."""
     evaluated: list[tuple] = []
-    derive = DemandTable.derive
+    derive = DemandCall.derive
 
-    def counted(self: DemandTable, positions: tuple, values: tuple, facts: set) -> None:
-        evaluated.append((positions, values))
-        derive(self, positions, values, facts)
+    def counted(self: DemandCall, values: tuple, facts: set) -> None:
+        evaluated.append((self.positions, values))
+        derive(self, values, facts)
 
-    monkeypatch.setattr(DemandTable, "derive", counted)
+    monkeypatch.setattr(DemandCall, "derive", counted)
     return evaluated
 
 
@@ -483,13 +484,13 @@ def test_the_rules_read_known_answers_without_calling_the_table(
     aiming = LINE + "(<= (legal shooter (aim ?b)) (true (at ?a)) (target ?b) (clear ?a ?b))"
     engine = on_demand(aiming, CLEAR)
     asked: list[tuple] = []
-    lookup = DemandTable.lookup
+    ask = DemandCall.ask
 
-    def counted(self: DemandTable, positions: tuple, values: tuple, first: bool = False) -> tuple:
-        asked.append((positions, values))
-        return lookup(self, positions, values, first)
+    def counted(self: DemandCall, values: tuple, first: bool = False) -> tuple:
+        asked.append((self.positions, values))
+        return ask(self, values, first)
 
-    monkeypatch.setattr(DemandTable, "lookup", counted)
+    monkeypatch.setattr(DemandCall, "ask", counted)
     state = line_state(2, 3, 4, 5)
     assert engine.legal_moves(state, "shooter") == [
         "wait",

@@ -642,8 +642,6 @@ class RuleCompiler:
                 key = constant(relation_key(atom), "K")
                 args = relation_args(atom)
                 if self.on_demand(relation_key(atom)) and position != delta_position:
-                    table = f"T{position}"
-                    fetch(f"{table} = db[{key}]")
                     given = tuple(
                         index for index, arg in enumerate(args) if variables_of(arg) <= set(bound)
                     )
@@ -654,17 +652,13 @@ class RuleCompiler:
                         )
                         + ")"
                     )
-                    # the answers found already, read before a call of lookup
-                    memo, found = f"M{position}", f"R{position}"
-                    fetch(f"{memo} = {table}.memo_for({given!r})")
+                    # the answers found already, read before the table is asked
+                    asker, memo, found = f"A{position}", f"M{position}", f"R{position}"
+                    fetch(f"{asker} = db[{key}].call_for({given!r})")
+                    fetch(f"{memo} = {asker}.memo")
                     known_answers = f"({found} := {memo}.get({values})) is not None"
-                    lookup = (
-                        f"({found} if {known_answers} else {table}.lookup({given!r}, {values}))"
-                    )
-                    exists = (
-                        f"({found} if {known_answers} "
-                        f"else {table}.lookup({given!r}, {values}, True))"
-                    )
+                    lookup = f"({found} if {known_answers} else {asker}.ask({values}))"
+                    exists = f"({found} if {known_answers} else {asker}.ask({values}, True))"
                     if len(given) == len(args):
                         guard(exists if positive else f"not {exists}")
                         continue

@@ -407,7 +407,7 @@ class DemandTable:
     share a :class:`_Tabling` solver.
     """
 
-    __slots__ = ("engine", "key", "arity", "db", "memos", "solver", "bound", "shared")
+    __slots__ = ("engine", "key", "arity", "db", "memos", "solver", "bound", "shared", "calls")
 
     def __init__(
         self, engine: Interpreter, key: RelationKey, db: dict, solver: _Tabling | None = None
@@ -420,15 +420,17 @@ class DemandTable:
         self.db = db
         self.memos: dict[tuple[int, ...], dict[tuple, tuple]] = {}
         """Per set of given positions: the answers found, by the values given there. The
-        generated rules read them directly (:meth:`memo_for`) before calling
-        :meth:`lookup`: most lookups of a relation asked with a few known arguments
-        repeat (four_way_battle: 99 % of 850 a transition)."""
+        generated rules read them directly (:attr:`DemandCall.memo`) before asking: most
+        lookups of a relation asked with a few known arguments repeat (four_way_battle:
+        99 % of 850 a transition)."""
         self.solver = solver
         self.bound: dict[tuple[int, ...], tuple[tuple, ...]] = {}
         """Per set of given positions: for each rule, its function and the relations and
         indexes it reads, looked up in ``db`` once (the same for every call)."""
         self.shared = False
         """Whether states other than the one of ``db`` use the table too."""
+        self.calls: dict[tuple[int, ...], DemandCall] = {}
+        """Per set of given positions: what asks the table with values there."""
 
     def functions(self, positions: tuple[int, ...]) -> tuple[tuple, ...]:
         """What derives the facts with given values at ``positions``: per rule, an
@@ -448,6 +450,9 @@ class DemandTable:
         self.bound = {}
         self.memos = {}
         self.solver = None
+        for call in self.calls.values():
+            call.functions = None
+        self.calls = {}
 
     def memo_for(self, positions: tuple[int, ...]) -> dict[tuple, tuple]:
         """The answers found for calls with values given at ``positions``, by those
@@ -456,6 +461,14 @@ class DemandTable:
         if memo is None:
             memo = self.memos[positions] = {}
         return memo
+
+    def call_for(self, positions: tuple[int, ...]) -> DemandCall:
+        """What asks this table with values given at ``positions`` (made on first use;
+        the generated rules look it up once per state, not per question)."""
+        call = self.calls.get(positions)
+        if call is None:
+            call = self.calls[positions] = DemandCall(self, positions)
+        return call
 
     def keep(self, positions: tuple[int, ...], values: tuple, answers: set) -> tuple:
         """Keep ``answers`` as the complete answers of a call; returns them as kept."""
@@ -468,33 +481,60 @@ class DemandTable:
         With ``first``, the caller only asks whether one exists: a recursive
         search may then stop at the first answer.
         """
-        memo = self.memos.get(positions)
-        if memo is not None:
-            found = memo.get(values)
-            if found is not None:
-                return found
-        else:
-            memo = self.memo_for(positions)  # before the solver: top_down keeps into it
-        solver = self.solver
-        if solver is not None:
-            asking = solver.asking
-            if asking is not None:  # nested in a top-down evaluation: straight there
-                return solver.top_down(self, positions, values, asking)
-            return solver.lookup(self, (positions, values), first)
-        facts: set = set()
-        self.derive(positions, values, facts)
-        found = memo[values] = tuple(facts) if facts else ()
-        return found
+        call = self.call_for(positions)
+        found = call.memo.get(values)
+        if found is not None:
+            return found
+        return call.ask(values, first)
 
     def derive(self, positions: tuple[int, ...], values: tuple, facts: set) -> None:
         """Run the rules for the call with ``values`` at ``positions``, adding its answers
         to ``facts``; a call that knows every argument stops at its one answer."""
-        engine = self.engine
+        self.call_for(positions).derive(values, facts)
+
+
+class DemandCall:
+    """A table computed on demand asked with values at given positions: its memo of
+    answers and the functions deriving them, found once rather than per question (a
+    chess position asks some 400 questions, most with every argument known)."""
+
+    __slots__ = ("table", "positions", "memo", "complete", "functions")
+
+    def __init__(self, table: DemandTable, positions: tuple[int, ...]) -> None:
+        self.table = table
+        self.positions = positions
+        self.memo: dict[tuple, tuple] = table.memo_for(positions)
+        """The answers found, by the values given (the generated rules read it first)."""
+        self.complete = len(positions) == table.arity
+        """Whether every argument is given: one answer at most."""
+        self.functions: tuple[tuple, ...] | None = None
+
+    def ask(self, values: tuple, first: bool = False) -> tuple:
+        """The answers for ``values``, not in :attr:`memo` yet (the caller looked)."""
+        table = self.table
+        solver = table.solver
+        if solver is not None:
+            asking = solver.asking
+            if asking is not None:  # nested in a top-down evaluation: straight there
+                return solver.top_down_call(self, values, asking)
+            return solver.lookup(table, (self.positions, values), first)
+        facts: set = set()
+        self.derive(values, facts)
+        found = self.memo[values] = tuple(facts) if facts else ()
+        return found
+
+    def derive(self, values: tuple, facts: set) -> None:
+        """Run the rules for ``values``, adding their answers to ``facts``; a call that
+        knows every argument stops at its one answer."""
+        table = self.table
+        engine = table.engine
         add = facts.add if engine._budget is None else engine._counted(facts)
         given = [values]
-        db = self.db
-        functions = self.bound.get(positions) or self.functions(positions)
-        if len(positions) == self.arity:
+        db = table.db
+        functions = self.functions
+        if functions is None:
+            functions = self.functions = table.functions(self.positions)
+        if self.complete:
             for env in functions:
                 env[0](db, given, add, env)
                 if facts:
@@ -638,16 +678,19 @@ class _Tabling:
         raises :class:`_Cyclic`, and the first call is then answered by the fixpoint;
         the calls answered meanwhile stay kept, complete, as none of them asked a call
         under way."""
-        call = (table, positions, values)  # (a table hashes by identity, at once)
+        return self.top_down_call(table.call_for(positions), values, asking)
+
+    def top_down_call(self, call: DemandCall, values: tuple, asking: set[tuple]) -> tuple:
+        """:meth:`top_down` for ``call`` asked with ``values``."""
+        under_way = (call, values)  # (a call hashes by identity, at once)
         depth = len(asking)
-        asking.add(call)
+        asking.add(under_way)
         if len(asking) == depth or depth >= TOP_DOWN_DEPTH:  # under way already, or deep
             raise _Cyclic()
         answers: set = set()
-        table.derive(positions, values, answers)
-        asking.discard(call)
-        # the memo was made by DemandTable.lookup before it asked
-        found = table.memos[positions][values] = tuple(answers) if answers else ()
+        call.derive(values, answers)
+        asking.discard(under_way)
+        found = call.memo[values] = tuple(answers) if answers else ()
         return found
 
     def _evaluate_now(
