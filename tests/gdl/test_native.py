@@ -183,3 +183,16 @@ def test_an_edited_source_is_run_as_it_reads_now(package: str, edited: str, tmp_
         "True",
         "SourceFileLoader",
     ]
+
+
+def test_the_summary_names_each_package_before_it_is_imported() -> None:
+    """The benchmarks print the forms in their headers, before any game is loaded."""
+    script = (
+        "import sys\n"
+        "from server.gdl import native\n"
+        "print(native.summary())\n"
+        "print('server.gdl.compiled.network' in sys.modules)\n"
+    )
+    words = run_python(script, pure=True)
+    assert words[:2] == ["interpreter:", "source"] and words[-1] == "False"
+    assert "compiled:" in words and f"({native.PURE_VARIABLE}" in words
