@@ -85,10 +85,10 @@ class OptionalBuildExt(build_ext):
             return
         if not self.extensions:
             return
+        root = HERE if self.inplace else Path(self.build_lib)
         for package, modules in NATIVE.GROUPS.items():
             folder = f"{GDL}/{package}"
             digests = json.dumps(NATIVE.source_digests(HERE / folder, modules), indent=1)
-            root = HERE if self.inplace else Path(self.build_lib)
             target = root / folder / NATIVE.STAMP
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(digests + "\n")

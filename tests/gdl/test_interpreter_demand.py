@@ -70,8 +70,8 @@ def test_a_table_looks_up_what_its_rules_read_once_per_set_of_known_arguments(
     assert engine.legal_moves(state, "shooter") == ["wait", ("shoot", "4"), ("shoot", "6")]
     table = engine._contexts[state].db[CLEAR]
     assert isinstance(table, DemandTable)
-    bound = table.bound[(0, 1)]
-    assert table.functions((0, 1)) is bound
+    call = table.call_for((0, 1))
+    assert call.derivers() is call.derivers()
 
     def no_index(relation: Relation, spec: IndexSpec) -> object:
         raise AssertionError("an index looked up again for another call")
@@ -90,8 +90,9 @@ def test_answers_and_index_buckets_are_tuples() -> None:
     assert engine.legal_moves(state, "shooter") == ["wait", ("shoot", "4")]
     table = engine._contexts[state].db[CLEAR]
     assert isinstance(table, DemandTable)
-    assert table.memos[(0, 1)][("1", "6")] == ()
-    assert all(type(answers) is tuple for memo in table.memos.values() for answers in memo.values())
+    assert table.call_for((0, 1)).memo[("1", "6")] == ()
+    memos = [call.memo for call in table.calls.values()]
+    assert all(type(answers) is tuple for memo in memos for answers in memo.values())
     relation = Relation({("a", "1"), ("a", "2"), ("b", "3")})
     index = relation.index(IndexSpec((), ((0,),)))
     assert isinstance(index, dict)
@@ -186,8 +187,9 @@ def test_a_call_that_knows_every_argument_stops_at_its_answer() -> None:
     engine.legal_moves(state, "shooter")
     table = engine._contexts[state].db[CLEAR]
     assert isinstance(table, DemandTable) and table.solver is not None  # recursive
-    first, second = table.functions((0, 1))
-    table.call_for((0, 1)).functions = (first, failing(second))
+    call = table.call_for((0, 1))
+    first, second = call.derivers()
+    call.functions = (first, failing(second))
     assert table.lookup((0, 1), ("4", "5"), True) == (("4", "5"),)
     with pytest.raises(AssertionError, match="asked after"):
         table.lookup((0, 1), ("2", "5"), True)  # not by the first rule: the second is asked
@@ -213,8 +215,9 @@ def test_a_call_without_recursion_that_knows_every_argument_stops_at_its_answer(
     assert engine.legal_moves(state, "r") == [("go", "1"), ("go", "3")]
     table = engine._contexts[state].db[near]
     assert isinstance(table, DemandTable) and table.solver is None
-    first, second = table.functions((0, 1))
-    table.call_for((0, 1)).functions = (first, failing(second))
+    call = table.call_for((0, 1))
+    first, second = call.derivers()
+    call.functions = (first, failing(second))
     assert table.lookup((0, 1), ("2", "3"), True) == (("2", "3"),)
     with pytest.raises(AssertionError, match="asked after"):
         table.lookup((0, 1), ("2", "1"), True)
@@ -372,8 +375,8 @@ def count_evaluations(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
 
 def forget_answers(table: DemandTable) -> None:
     """Empty a table's memos in place (the generated rules read these dictionaries)."""
-    for memo in table.memos.values():
-        memo.clear()
+    for call in table.calls.values():
+        call.memo.clear()
 
 
 @pytest.mark.source_modules
@@ -388,7 +391,7 @@ def test_a_chain_of_calls_evaluates_each_call_once(monkeypatch: pytest.MonkeyPat
     evaluated = count_evaluations(monkeypatch)
     forget_answers(table)
     assert table.lookup((0, 1), ("1", "6")) == (("1", "6"),)
-    asked = list(table.memos[(0, 1)])
+    asked = list(table.call_for((0, 1)).memo)
     assert asked == [("5", "6"), ("4", "6"), ("3", "6"), ("2", "6"), ("1", "6")]
     assert sorted(evaluated) == sorted(((0, 1), values) for values in asked)
     assert engine._cyclic_strikes == {}
@@ -502,7 +505,7 @@ def test_the_rules_read_known_answers_without_calling_the_table(
     assert asked.count(((0, 1), ("1", "6"))) == 1
     assert asked.count(((0, 1), ("1", "4"))) == 1
     table = engine._contexts[state].db[CLEAR]
-    assert table.memo_for((0, 1))[("1", "6")] == (("1", "6"),)
+    assert table.call_for((0, 1)).memo[("1", "6")] == (("1", "6"),)
 
 
 def triples_game(values: int) -> str:

@@ -407,7 +407,7 @@ class DemandTable:
     share a :class:`_Tabling` solver.
     """
 
-    __slots__ = ("engine", "key", "arity", "db", "memos", "solver", "bound", "shared", "calls")
+    __slots__ = ("engine", "key", "arity", "db", "solver", "shared", "calls")
 
     def __init__(
         self, engine: Interpreter, key: RelationKey, db: dict, solver: _Tabling | None = None
@@ -418,49 +418,22 @@ class DemandTable:
         """A call that knows this many arguments has one answer at most: once found,
         the rules left need not be asked."""
         self.db = db
-        self.memos: dict[tuple[int, ...], dict[tuple, tuple]] = {}
-        """Per set of given positions: the answers found, by the values given there. The
-        generated rules read them directly (:attr:`DemandCall.memo`) before asking: most
-        lookups of a relation asked with a few known arguments repeat (four_way_battle:
-        99 % of 850 a transition)."""
         self.solver = solver
-        self.bound: dict[tuple[int, ...], tuple[tuple, ...]] = {}
-        """Per set of given positions: for each rule, its function and the relations and
-        indexes it reads, looked up in ``db`` once (the same for every call)."""
         self.shared = False
         """Whether states other than the one of ``db`` use the table too."""
         self.calls: dict[tuple[int, ...], DemandCall] = {}
-        """Per set of given positions: what asks the table with values there."""
-
-    def functions(self, positions: tuple[int, ...]) -> tuple[tuple, ...]:
-        """What derives the facts with given values at ``positions``: per rule, an
-        ``env`` whose ``env[0](db, [values], add, env)`` derives them."""
-        found = self.bound.get(positions)
-        if found is None:
-            db = self.db
-            binders = self.engine._demand_functions(self.key, positions)
-            found = self.bound[positions] = tuple(bind(db) for bind in binders)
-        return found
+        """Per set of given positions: what asks the table with values there, with the
+        answers found and the functions deriving them."""
 
     def release(self) -> None:
         """Drop the references to ``db`` and to the tables of ``db`` (``db`` holds the
         table: a cycle only the cyclic garbage collector would free, with every relation of
         the state); the table must not be asked again."""
         self.db = {}
-        self.bound = {}
-        self.memos = {}
         self.solver = None
         for call in self.calls.values():
             call.functions = None
         self.calls = {}
-
-    def memo_for(self, positions: tuple[int, ...]) -> dict[tuple, tuple]:
-        """The answers found for calls with values given at ``positions``, by those
-        values (the dictionary :meth:`lookup` fills)."""
-        memo = self.memos.get(positions)
-        if memo is None:
-            memo = self.memos[positions] = {}
-        return memo
 
     def call_for(self, positions: tuple[int, ...]) -> DemandCall:
         """What asks this table with values given at ``positions`` (made on first use;
@@ -472,7 +445,7 @@ class DemandTable:
 
     def keep(self, positions: tuple[int, ...], values: tuple, answers: set) -> tuple:
         """Keep ``answers`` as the complete answers of a call; returns them as kept."""
-        found = self.memo_for(positions)[values] = tuple(answers) if answers else ()
+        found = self.call_for(positions).memo[values] = tuple(answers) if answers else ()
         return found
 
     def lookup(self, positions: tuple[int, ...], values: tuple, first: bool = False) -> tuple:
@@ -503,11 +476,25 @@ class DemandCall:
     def __init__(self, table: DemandTable, positions: tuple[int, ...]) -> None:
         self.table = table
         self.positions = positions
-        self.memo: dict[tuple, tuple] = table.memo_for(positions)
-        """The answers found, by the values given (the generated rules read it first)."""
+        self.memo: dict[tuple, tuple] = {}
+        """The answers found, by the values given. The generated rules read it before
+        asking: most questions of a relation asked with a few known arguments repeat
+        (four_way_battle: 99 % of 850 a transition)."""
         self.complete = len(positions) == table.arity
         """Whether every argument is given: one answer at most."""
         self.functions: tuple[tuple, ...] | None = None
+        """Per rule, an ``env`` whose ``env[0](db, [values], add, env)`` derives answers:
+        its function, and the relations and indexes it reads, looked up in ``db`` once
+        (see :meth:`derivers`)."""
+
+    def derivers(self) -> tuple[tuple, ...]:
+        """:attr:`functions`, made on first use."""
+        found = self.functions
+        if found is None:
+            table = self.table
+            binders = table.engine._demand_functions(table.key, self.positions)
+            found = self.functions = tuple(bind(table.db) for bind in binders)
+        return found
 
     def ask(self, values: tuple, first: bool = False) -> tuple:
         """The answers for ``values``, not in :attr:`memo` yet (the caller looked)."""
@@ -533,7 +520,7 @@ class DemandCall:
         db = table.db
         functions = self.functions
         if functions is None:
-            functions = self.functions = table.functions(self.positions)
+            functions = self.derivers()
         if self.complete:
             for env in functions:
                 env[0](db, given, add, env)
@@ -666,7 +653,7 @@ class _Tabling:
             consumers.clear()
             pending.clear()
             queued.clear()
-        return table.memos[memo_key[0]][memo_key[1]]
+        return table.call_for(memo_key[0]).memo[memo_key[1]]
 
     def top_down(
         self, table: DemandTable, positions: tuple[int, ...], values: tuple, asking: set[tuple]
