@@ -44,6 +44,7 @@ from .program import (
     relation_args,
     relation_key,
 )
+from .specialise import specialise_to_constants
 from .state_memo import StateAnswers, StateMemo
 from .uses import restrict_to_uses
 
@@ -1034,9 +1035,10 @@ def canonical_relations(program: Program) -> frozenset[RelationKey]:
 
 
 def _rewrite(rules: list[FlatRule]) -> list[FlatRule]:
-    """The rules as the interpreter evaluates them: each relation restricted to what its
-    uses ask for, negated fluents folded into groups (both keep every answer)."""
-    return fold_negated_fluents(restrict_to_uses(rules))
+    """The rules as the interpreter evaluates them: literals that give constants read
+    copies of their relations kept to those constants, each relation restricted to what
+    its uses ask for, negated fluents folded into groups (all three keep every answer)."""
+    return fold_negated_fluents(restrict_to_uses(specialise_to_constants(rules)))
 
 
 TRIAL_CLOCK: Callable[[], int] = time.thread_time_ns
