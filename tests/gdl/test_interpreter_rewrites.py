@@ -14,6 +14,7 @@ evaluates the rules as written, on every state a game can reach:
 from __future__ import annotations
 
 import pytest
+from compiled_checks import reachable_states
 
 from server.gdl import Game
 from server.gdl.interpreter import Interpreter
@@ -21,7 +22,6 @@ from server.gdl.interpreter.negation_groups import fold_negated_fluents, group_n
 from server.gdl.interpreter.program import FlatRule, expand_disjunctions
 from server.gdl.interpreter.uses import restrict_to_uses, use_filter_name
 from server.gdl.parser import parse_gdl
-from server.gdl.state import State
 
 ARROWS = """
 (role white) (role black)
@@ -76,26 +76,6 @@ def rules_of(text: str) -> list[FlatRule]:
 
 def heads_named(rules: list[FlatRule], name: str) -> list[FlatRule]:
     return [rule for rule in rules if isinstance(rule.head, tuple) and rule.head[0] == name]
-
-
-def every_state(game: Game, limit: int = 5000) -> list[State]:
-    """The states reachable from the initial one, breadth first (at most ``limit``)."""
-    seen = {game.initial_state()}
-    frontier = [game.initial_state()]
-    while frontier and len(seen) < limit:
-        following = []
-        for state in frontier:
-            if game.is_terminal(state):
-                continue
-            white, black = (game.legal_moves(state, role) for role in game.roles)
-            for move in white:
-                for answer in black:
-                    successor = game.next_state(state, [move, answer])
-                    if successor not in seen:
-                        seen.add(successor)
-                        following.append(successor)
-        frontier = following
-    return list(seen)
 
 
 def test_a_relation_read_with_constants_only_is_derived_for_those_constants() -> None:
@@ -186,7 +166,7 @@ def test_the_rewritten_rules_answer_as_the_rules_as_written(variant: str) -> Non
     compiled = Game.from_text(text, engine="compiled")
     assert isinstance(interpreted.engine, Interpreter)
     assert interpreted.engine.program.rules != rules_of(text)  # rewritten indeed
-    states = every_state(compiled)
+    states = reachable_states(compiled, 5000)
     assert len(states) > 30
     terminal = 0
     for state in states:

@@ -10,9 +10,8 @@ evaluates the rules as written) on every state a game can reach.
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
+from compiled_checks import reachable_states
 
 from server.gdl import Game
 from server.gdl.interpreter import Interpreter
@@ -25,7 +24,6 @@ from server.gdl.interpreter.program import (
 )
 from server.gdl.interpreter.specialise import copy_name, specialise_to_constants
 from server.gdl.parser import parse_gdl
-from server.gdl.state import State
 
 CORNERS = """
 (role red) (role blue)
@@ -180,30 +178,12 @@ def test_copies_stop_at_their_allowance(monkeypatch: pytest.MonkeyPatch) -> None
     assert wait.body == (("stuck", "?p"), ("not", ("free", "blue")))  # as written
 
 
-def every_state(game: Game, limit: int = 4000) -> list[State]:
-    seen = {game.initial_state()}
-    frontier = [game.initial_state()]
-    while frontier and len(seen) < limit:
-        following = []
-        for state in frontier:
-            if game.is_terminal(state):
-                continue
-            choices = [game.legal_moves(state, role) for role in game.roles]
-            for joint in itertools.product(*choices):
-                successor = game.next_state(state, list(joint))
-                if successor not in seen:
-                    seen.add(successor)
-                    following.append(successor)
-        frontier = following
-    return list(seen)
-
-
 def test_the_copies_answer_as_the_rules_as_written() -> None:
     interpreted = Game.from_text(CORNERS, engine="interpreter")
     compiled = Game.from_text(CORNERS, engine="compiled")
     assert isinstance(interpreted.engine, Interpreter)
     assert any(" with " in str(rule.head) for rule in interpreted.engine.program.rules)
-    states = every_state(compiled)
+    states = reachable_states(compiled, 4000)
     assert len(states) > 40
     ends = {"score": 0, "step": 0}
     for state in states:
@@ -257,7 +237,7 @@ def test_a_head_with_a_variable_twice_matches_equal_constants_only() -> None:
     assert never.body == ((a_then_b, "a", "b"),)
     interpreted = Game.from_text(PAIRS, engine="interpreter")
     compiled = Game.from_text(PAIRS, engine="compiled")
-    states = every_state(compiled)
+    states = reachable_states(compiled, 4000)
     assert len(states) == 10  # (at a) only at first: 1 + 3 * 3
     for state in states:
         assert interpreted.legal_moves(state, "p") == compiled.legal_moves(state, "p")
