@@ -82,7 +82,7 @@ FREE_BLUE = copy_name(("free", 1), ((0, "blue"),))
 
 
 def test_a_literal_reads_a_copy_kept_to_its_constants_through_every_relation_below() -> None:
-    rewritten = specialise_to_constants(rules_of(CORNERS))
+    rewritten = specialise_to_constants(rules_of(CORNERS), inline=False)
     (ends, by_step) = heads_named(rewritten, "terminal")
     assert ends.body == ((GOAL_100, "?p", "100"),)
     assert by_step.body == (("true", ("step", "8")),)
@@ -101,7 +101,7 @@ def test_a_literal_reads_a_copy_kept_to_its_constants_through_every_relation_bel
 
 def test_the_relations_as_written_stay_for_the_engines_callers() -> None:
     written = rules_of(CORNERS)
-    rewritten = specialise_to_constants(written)
+    rewritten = specialise_to_constants(written, inline=False)
     for name in ("goal", "count", "next", "devoid"):
         assert heads_named(rewritten, name) == heads_named(written, name)
     legal = heads_named(rewritten, "legal")
@@ -113,7 +113,7 @@ def test_the_relations_as_written_stay_for_the_engines_callers() -> None:
 
 
 def test_a_negated_literal_reads_a_copy_and_a_distinct_is_decided_in_it() -> None:
-    rewritten = specialise_to_constants(rules_of(CORNERS))
+    rewritten = specialise_to_constants(rules_of(CORNERS), inline=False)
     wait = next(rule for rule in heads_named(rewritten, "legal") if rule.head[2] == "wait")
     assert wait.body == (("stuck", "?p"), ("not", (FREE_BLUE, "blue")))
     # free's first two rules name red (left out); its last compares blue with red (decided)
@@ -164,7 +164,7 @@ def test_copies_stop_at_their_allowance(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(specialise_module, "MIN_ADDED_RULES", 3)
     monkeypatch.setattr(specialise_module, "MAX_ADDED_SHARE", 0.0)
     written = rules_of(CORNERS)
-    rewritten = specialise_to_constants(written)
+    rewritten = specialise_to_constants(written, inline=False)
     made = {rule.head[0] for rule in rewritten[len(written) :]}
     assert made == {GOAL_100, COUNT_100}  # terminal's literal comes first: 2 rules and 1
     read = {
@@ -225,7 +225,7 @@ none of the four, so it reads a copy without rules."""
 
 
 def test_a_head_with_a_variable_twice_matches_equal_constants_only() -> None:
-    rewritten = specialise_to_constants(rules_of(PAIRS))
+    rewritten = specialise_to_constants(rules_of(PAIRS), inline=False)
     both_b = copy_name(("pair", 2), ((0, "b"), (1, "b")))
     a_then_b = copy_name(("pair", 2), ((0, "a"), (1, "b")))
     assert [(rule.head, rule.body) for rule in heads_named(rewritten, both_b)] == [

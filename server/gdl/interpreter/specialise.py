@@ -52,6 +52,7 @@ from collections.abc import Iterable
 
 from ..graphs import strongly_connected_components
 from ..terms import RawTerm, is_ground
+from .inline import inline_small_copies
 from .program import (
     INPUT_KEYS,
     FlatRule,
@@ -331,13 +332,17 @@ def _decided(literal: RawTerm) -> bool | None:
     return not holds if negated else holds
 
 
-def specialise_to_constants(rules: list[FlatRule]) -> list[FlatRule]:
+def specialise_to_constants(rules: list[FlatRule], inline: bool = True) -> list[FlatRule]:
     """The rules with each literal that gives constants ruling out some of its relation's
-    rules reading a copy of the relation kept to those constants (see the module)."""
+    rules reading a copy of the relation kept to those constants (see the module); with
+    ``inline``, the small copies written in where they are read (see :mod:`.inline`)."""
     specialiser = _Specialiser(rules)
     if not specialiser.copyable:
         return rules
     rewritten = [
         FlatRule(rule.head, specialiser.rewrite_body(rule.body), rule.source) for rule in rules
     ]
-    return rewritten + specialiser.added
+    copied = rewritten + specialiser.added
+    if not inline:
+        return copied
+    return inline_small_copies(copied, set(specialiser.made.values()))
