@@ -9,7 +9,9 @@ round runs the same random playouts through the public ``Game`` API in two proce
 once, the code in ``--base`` pinned to one core and the code in ``--new`` (this checkout by
 default) to the other, and the next round swaps the cores: what the machine does to one
 side it does to the other, and the cores' difference cancels out over an even number of
-rounds. Each side loads the game with ``--engine`` (the engine's modules compiled with mypyc
+rounds. Both sides of a round take the same hash seed (the round's number): the order of
+sets of names decides the order of the generated code, and with it a process's figure by
+up to a tenth. Each side loads the game with ``--engine`` (the engine's modules compiled with mypyc
 when that tree has them built, else its sources: the header names both), plays
 ``--warm-up`` seconds of CPU time, then counts transitions over ``--seconds`` of CPU time.
 
@@ -80,9 +82,12 @@ def child(tree: str, name: str, engine: str, warm_up: float, seconds: float, cor
     print(json.dumps({"rate": rate, "budget": budget, "modules": native.summary()}))
 
 
-def run_round(args: argparse.Namespace, name: str, swapped: bool) -> tuple[dict, dict]:
-    """Both sides of one round, at the same time; each side's JSON line."""
-    cores = (1, 0) if swapped else (0, 1)
+def run_round(args: argparse.Namespace, name: str, number: int) -> tuple[dict, dict]:
+    """Both sides of round ``number``, at the same time; each side's JSON line."""
+    cores = (1, 0) if number % 2 else (0, 1)
+    # the same hash seed on both sides of a round: the order of sets of names decides the
+    # order of the generated code, and moves one process's figure by up to a tenth
+    environment = {**os.environ, "PYTHONHASHSEED": str(number + 1)}
     processes = [
         subprocess.Popen(
             [
@@ -99,6 +104,7 @@ def run_round(args: argparse.Namespace, name: str, swapped: bool) -> tuple[dict,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=environment,
         )
         for tree, core in zip((args.base, args.new), cores, strict=True)
     ]
@@ -180,7 +186,7 @@ def main() -> int:
     )
     header = False
     for name in args.games:
-        rounds = [run_round(args, name, swapped=bool(number % 2)) for number in range(args.rounds)]
+        rounds = [run_round(args, name, number) for number in range(args.rounds)]
         if not header:
             print(f"base modules: {rounds[0][0]['modules']}")
             print(f"new modules: {rounds[0][1]['modules']}")
