@@ -25,59 +25,23 @@ under ``not`` stays a relation. A copy no literal reads any more is left out.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Collection
 
 from ..terms import RawTerm
-from .program import FlatRule, literal_atom, relation_args, relation_key
+from .program import (
+    FlatRule,
+    literal_atom,
+    relation_args,
+    rename_variables,
+    resolve,
+    unify,
+)
 
 MAX_INLINED_RULES = 8
 """The rules a copy read by one literal alone may have to be written in (its reading rule
 becomes as many rules)."""
-
-
-def _is_variable(term: RawTerm) -> bool:
-    return isinstance(term, str) and term.startswith("?")
-
-
-def _walk(term: RawTerm, binding: dict[str, RawTerm]) -> RawTerm:
-    while _is_variable(term) and term in binding:
-        term = binding[term]
-    return term
-
-
-def _unify(left: RawTerm, right: RawTerm, binding: dict[str, RawTerm]) -> bool:
-    """Extend ``binding`` to a unifier of the two terms (no occurs check: the terms of a
-    rule are finite and its variables renamed apart), binding ``right``'s variables
-    rather than ``left``'s where either would do; False when there is none."""
-    stack = [(left, right)]
-    while stack:
-        first, second = stack.pop()
-        first, second = _walk(first, binding), _walk(second, binding)
-        if first == second:
-            continue
-        if _is_variable(second):  # the copy's variable takes the reader's term
-            binding[second] = first  # type: ignore[index]
-        elif _is_variable(first):
-            binding[first] = second  # type: ignore[index]
-        elif isinstance(first, tuple) and isinstance(second, tuple) and len(first) == len(second):
-            stack.extend(zip(first, second, strict=True))
-        else:
-            return False
-    return True
-
-
-def _resolve(term: RawTerm, binding: dict[str, RawTerm]) -> RawTerm:
-    term = _walk(term, binding)
-    if isinstance(term, str):
-        return term
-    return tuple(_resolve(part, binding) for part in term)
-
-
-def _renamed(term: RawTerm, suffix: str) -> RawTerm:
-    if isinstance(term, str):
-        return term + suffix if term.startswith("?") else term
-    return tuple(_renamed(part, suffix) for part in term)
 
 
 def _readers(rules: list[FlatRule], copies: Collection[str]) -> Counter[tuple[str, bool]]:
@@ -86,16 +50,24 @@ def _readers(rules: list[FlatRule], copies: Collection[str]) -> Counter[tuple[st
     for rule in rules:
         for literal in rule.body:
             positive, atom = literal_atom(literal)
-            if atom is not None:
-                key = relation_key(atom)
-                name = key if isinstance(key, str) else key[0]
-                if name in copies:
-                    found[(name, positive)] += 1
+            if atom is not None and _name(atom) in copies:
+                found[(_name(atom), positive)] += 1
     return found
 
 
 def _name(head: RawTerm) -> str:
+    """The name of a relation from an atom (a head, a literal's atom)."""
     return head if isinstance(head, str) else head[0]
+
+
+def _first_read(body: tuple[RawTerm, ...], copies: Collection[str]) -> int | None:
+    """The position of the first positive literal of ``body`` that reads one of
+    ``copies``, or None."""
+    for position, literal in enumerate(body):
+        positive, atom = literal_atom(literal)
+        if positive and atom is not None and _name(atom) in copies:
+            return position
+    return None
 
 
 def inline_small_copies(rules: list[FlatRule], copies: Collection[str]) -> list[FlatRule]:
@@ -116,44 +88,37 @@ def inline_small_copies(rules: list[FlatRule], copies: Collection[str]) -> list[
     }
     if not inlined:
         return rules
-    renaming = [0]
+    renamings = itertools.count(1)
     result: list[FlatRule] = []
-    pending = [rule for rule in rules if _name(rule.head) not in inlined]
-    while pending:
-        rule = pending.pop(0)
-        position = next(
-            (
-                index
-                for index, literal in enumerate(rule.body)
-                if literal_atom(literal)[0]
-                and literal_atom(literal)[1] is not None
-                and _name(literal) in inlined
-            ),
-            None,
-        )
+
+    def unfold(rule: FlatRule) -> None:
+        """Add ``rule`` to the result with its first literal that reads a copy to write in
+        written in (each rule that makes unfolded in turn)."""
+        position = _first_read(rule.body, inlined)
         if position is None:
             result.append(rule)
-            continue
-        literal = rule.body[position]
-        unfolded: list[FlatRule] = []
-        for own in by_name[_name(literal)]:
-            renaming[0] += 1
-            suffix = f"'{renaming[0]}"
-            head = _renamed(own.head, suffix)
+            return
+        atom = rule.body[position]
+        for own in by_name[_name(atom)]:
+            suffix = f"'{next(renamings)}"
+            head = rename_variables(own.head, suffix)
             binding: dict[str, RawTerm] = {}
-            if not _unify(relation_args(literal), relation_args(head), binding):
+            if not unify(relation_args(atom), relation_args(head), binding):
                 continue
             body = (
                 *rule.body[:position],
-                *(_renamed(part, suffix) for part in own.body),
+                *(rename_variables(part, suffix) for part in own.body),
                 *rule.body[position + 1 :],
             )
-            unfolded.append(
+            unfold(
                 FlatRule(
-                    _resolve(rule.head, binding),
-                    tuple(_resolve(part, binding) for part in body),
+                    resolve(rule.head, binding),
+                    tuple(resolve(part, binding) for part in body),
                     rule.source,
                 )
             )
-        pending[0:0] = unfolded  # copies the written-in bodies read are written in next
+
+    for rule in rules:
+        if _name(rule.head) not in inlined:
+            unfold(rule)
     return result

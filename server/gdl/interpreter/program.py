@@ -149,10 +149,11 @@ def _strongly_connected(nodes: list[Node], edges: dict[Node, set[Node]]) -> list
     return strongly_connected_components(nodes, lambda node: sorted(edges.get(node, ()), key=repr))
 
 
-def _rename(term: RawTerm, suffix: str) -> RawTerm:
+def rename_variables(term: RawTerm, suffix: str) -> RawTerm:
+    """``term`` with ``suffix`` added to each variable's name (to rename a rule apart)."""
     if isinstance(term, str):
         return term + suffix if term.startswith("?") else term
-    return tuple(_rename(part, suffix) for part in term)
+    return tuple(rename_variables(part, suffix) for part in term)
 
 
 def _walk(term: RawTerm, binding: dict[str, RawTerm]) -> RawTerm:
@@ -161,24 +162,38 @@ def _walk(term: RawTerm, binding: dict[str, RawTerm]) -> RawTerm:
     return term
 
 
-def unifiable(left: RawTerm, right: RawTerm) -> bool:
-    """Whether two terms (variables renamed apart) have a common instance."""
-    binding: dict[str, RawTerm] = {}
+def unify(left: RawTerm, right: RawTerm, binding: dict[str, RawTerm]) -> bool:
+    """Extend ``binding`` to a unifier of two terms whose variables are renamed apart (no
+    occurs check: a rule's terms are finite), binding ``right``'s variables rather than
+    ``left``'s where either would do; False when there is none."""
     stack = [(left, right)]
     while stack:
         a, b = stack.pop()
         a, b = _walk(a, binding), _walk(b, binding)
         if a == b:
             continue
-        if isinstance(a, str) and a.startswith("?"):
-            binding[a] = b
-        elif isinstance(b, str) and b.startswith("?"):
+        if isinstance(b, str) and b.startswith("?"):
             binding[b] = a
+        elif isinstance(a, str) and a.startswith("?"):
+            binding[a] = b
         elif isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
             stack.extend(zip(a, b, strict=True))
         else:
             return False
     return True
+
+
+def resolve(term: RawTerm, binding: dict[str, RawTerm]) -> RawTerm:
+    """``term`` with the variables ``binding`` binds replaced, through chains of them."""
+    term = _walk(term, binding)
+    if isinstance(term, str):
+        return term
+    return tuple(resolve(part, binding) for part in term)
+
+
+def unifiable(left: RawTerm, right: RawTerm) -> bool:
+    """Whether two terms (variables renamed apart) have a common instance."""
+    return unify(left, right, {})
 
 
 def _rule_edges(rules: list[FlatRule], keys: frozenset) -> dict[int, set[tuple[int, bool]]]:
@@ -189,7 +204,7 @@ def _rule_edges(rules: list[FlatRule], keys: frozenset) -> dict[int, set[tuple[i
             positive, atom = literal_atom(literal)
             if atom is None or relation_key(atom) not in keys:
                 continue
-            renamed = _rename(atom, "'")
+            renamed = rename_variables(atom, "'")
             for other, candidate in enumerate(rules):
                 if candidate.head_key == relation_key(atom) and unifiable(renamed, candidate.head):
                     edges.setdefault(number, set()).add((other, positive))

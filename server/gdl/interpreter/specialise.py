@@ -60,6 +60,8 @@ from .program import (
     literal_atom,
     relation_args,
     relation_key,
+    resolve,
+    unify,
 )
 
 MAX_COPY_SHARE = 0.5
@@ -92,34 +94,6 @@ def copy_name(key: RelationKey, binding: Binding) -> str:
     name, arity = key if isinstance(key, tuple) else (key, 0)
     given = " ".join(f"{position}={value!r}" for position, value in binding)
     return f"{name}/{arity} with {given}"
-
-
-def _match(pattern: RawTerm, value: RawTerm, bound: dict[str, RawTerm]) -> bool:
-    """Extend ``bound`` so that ``pattern`` (a term of a rule) equals the ground
-    ``value``; False when no values of its variables can."""
-    stack = [(pattern, value)]
-    while stack:
-        left, right = stack.pop()
-        if _is_variable(left):
-            known = bound.get(left)  # type: ignore[arg-type]
-            if known is None:
-                bound[left] = right  # type: ignore[index]
-            elif known != right:
-                return False
-        elif isinstance(left, str) or isinstance(right, str):
-            if left != right:
-                return False
-        elif len(left) != len(right):
-            return False
-        else:
-            stack.extend(zip(left, right, strict=True))
-    return True
-
-
-def _substitute(term: RawTerm, bound: dict[str, RawTerm]) -> RawTerm:
-    if isinstance(term, str):
-        return bound.get(term, term) if term.startswith("?") else term
-    return tuple(_substitute(part, bound) for part in term)
 
 
 class _Specialiser:
@@ -220,18 +194,18 @@ class _Specialiser:
         for rule in self.by_head[key]:
             arguments = relation_args(rule.head)
             bound: dict[str, RawTerm] = {}
-            if not all(_match(arguments[position], value, bound) for position, value in binding):
+            if not all(unify(value, arguments[position], bound) for position, value in binding):
                 continue
             body: list[RawTerm] = []
             for literal in rule.body:
-                literal = _substitute(literal, bound)
+                literal = resolve(literal, bound)
                 decided = _decided(literal)
                 if decided is None:
                     body.append(literal)
                 elif not decided:
                     break
             else:
-                kept.append(FlatRule(_substitute(rule.head, bound), tuple(body), rule.source))
+                kept.append(FlatRule(resolve(rule.head, bound), tuple(body), rule.source))
         return kept
 
     def _rules_of(self, node: _Node) -> list[FlatRule]:
