@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from server.gdl.compiled import CompiledEngine, GroundingTooLarge
 from server.gdl.compiled import engine as compiled_engine
 from server.gdl.compiled.gc_pause import garbage_collection_paused
 from server.gdl.parser import parse_gdl
+
+BUNDLED = Path(__file__).resolve().parents[2] / "server" / "games"
 
 GAME = """
 (role r)
@@ -81,3 +84,17 @@ def test_the_collector_is_on_again_only_when_the_last_pause_ends(collector_on: N
     assert not gc.isenabled()  # the second attempt is still running
     second.__exit__(None, None, None)
     assert gc.isenabled()
+
+
+def test_a_compile_leaves_its_ground_program_to_reference_counting(collector_on: None) -> None:
+    """What a compile no longer needs (the ground program, the network's rule bodies)
+    is freed when it is done with, not left in cycles for the collector to find once
+    it is back on: such a collection took 0.15 to 0.45 s on the larger games."""
+    rules = parse_gdl((BUNDLED / "nineBoardTicTacToe.kif").read_text(encoding="utf-8"))
+    gc.collect()
+    gc.disable()
+    engine = CompiledEngine.from_rules(rules)
+    left_in_cycles = gc.collect()
+    assert engine.plan.network.stats["ground_rules"] > 1_000
+    assert left_in_cycles < 200
+    assert not engine.plan.network.rules  # read by planning only

@@ -3,6 +3,8 @@ reads, and grounding stops with the observer's exception."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
 import clingo
@@ -117,6 +119,27 @@ def test_an_exception_of_the_sinks_look_stops_grounding_and_is_kept() -> None:
         control.ground([("base", [])])
     assert isinstance(registration.failure, ValueError)
     assert len(sink.plain_rules) == 2
+
+
+@pytest.mark.parametrize("make", [Recorder, Sink], ids=["observer", "sink"])
+def test_the_observer_goes_with_its_registration_without_the_cyclic_collector(
+    make: type[Recorder],
+) -> None:
+    """Nothing the callbacks hold points back at the registration, so the observer (a
+    collector holding the whole ground program) is freed as soon as grounding is done
+    with, not at the cyclic collector's next run."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        observer = make()
+        control, registration = through_c(observer)
+        control.ground([("base", [])])
+        gone = weakref.ref(observer)
+        del observer, control, registration
+        assert gone() is None
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def program_of(game: str, budget: int | None = None) -> GroundProgram:

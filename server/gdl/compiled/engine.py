@@ -305,7 +305,7 @@ class CompiledEngine:
         rules, which only planning reads (a third of the pickle)."""
         code, tables = self._module
         plan = self.plan
-        slim = dataclasses.replace(plan, network=dataclasses.replace(plan.network, rules={}))
+        slim = dataclasses.replace(plan, network=dataclasses.replace(plan.network))
         return PortableEngine(
             slim,
             self.source,
@@ -563,8 +563,10 @@ def _build(
         state_tests=state_tests,
     )
     network = build_network(program, roles, deadline, work_budget(budgets), caps)
+    del program
     try:
         plan = build_plan(network, deadline)
+        network.rules = {}  # read by planning only: freed before the collector wakes
         return plan, compile_plan(plan, deadline, caps)
     except (RecursionError, MemoryError, SyntaxError) as error:
         raise CompileError(f"the generated code does not compile ({error})") from error

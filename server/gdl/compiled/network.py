@@ -227,6 +227,9 @@ def build_network(
     for atom, (key, args) in names.items():
         if key not in (TRUE_KEY, DOES_KEY):
             add(key, args, output(atom))
+    # compiled, ``output`` and this function's variables hold each other: emptied, the
+    # bodies left out below go at once, not at the cyclic collector's next run
+    raw_rules.clear()
     for role_legal in legal:
         role_legal.sort(key=lambda item: item[0])
     for role_goals in goals:

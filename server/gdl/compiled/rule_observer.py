@@ -51,14 +51,33 @@ class PlainRuleSink(Protocol):
     def look(self) -> None: ...
 
 
-class Registration:
-    """The C callbacks of one observer (kept alive as long as the control grounds) and
-    the exception that stopped grounding, if any: a callback cannot raise into clingo,
+class _Failure:
+    """The exception that stopped grounding, if any: a callback cannot raise into clingo,
     so it keeps the exception here and tells clingo to stop."""
 
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+
+    def stop(self, error: BaseException) -> bool:
+        """Keep ``error`` and have clingo stop grounding (the answer to the callback)."""
+        self.error = error
+        _lib.clingo_set_error(_lib.clingo_error_runtime, str(error).encode())
+        return False
+
+
+class Registration:
+    """The C callbacks of one observer (kept alive as long as the control grounds) and
+    the exception that stopped grounding, if any.
+
+    The callbacks hold the observer and the holder of the failure, never the
+    registration itself: a cycle through them would keep the observer, and with it the
+    whole ground program, until the cyclic collector ran (brawl: 260,000 objects, freed
+    in one collection that took 0.15 s)."""
+
     def __init__(self, observer: RuleObserver) -> None:
-        self.failure: BaseException | None = None
+        self._failure = failure = _Failure()
         self.c_observer: Any = None
+        stop = failure.stop
         unpack = _ffi.unpack
         observe_rule = observer.rule
         observe_atom = observer.output_atom
@@ -74,7 +93,7 @@ class Registration:
                     unpack(body, body_size) if body_size else [],
                 )
             except BaseException as error:
-                return self.stop(error)
+                return stop(error)
             return True
 
         on_rule = rule
@@ -93,7 +112,7 @@ class Registration:
                     if len(plain_rules) >= sink.next_look:
                         sink.look()
                 except BaseException as error:
-                    return self.stop(error)
+                    return stop(error)
                 return True
 
             on_rule = plain_rule
@@ -102,7 +121,7 @@ class Registration:
             try:
                 observe_atom(clingo.Symbol(symbol), atom)
             except BaseException as error:
-                return self.stop(error)
+                return stop(error)
             return True
 
         self.callbacks: list[Callable[..., bool]] = [
@@ -110,11 +129,10 @@ class Registration:
             _ffi.callback(OUTPUT_ATOM_SIGNATURE, output_atom),
         ]
 
-    def stop(self, error: BaseException) -> bool:
-        """Keep ``error`` and have clingo stop grounding (the answer to the callback)."""
-        self.failure = error
-        _lib.clingo_set_error(_lib.clingo_error_runtime, str(error).encode())
-        return False
+    @property
+    def failure(self) -> BaseException | None:
+        """The exception that stopped grounding, if any."""
+        return self._failure.error
 
 
 def register_rule_observer(control: clingo.Control, observer: RuleObserver) -> Registration | None:
