@@ -305,7 +305,7 @@ class CompiledEngine:
         rules, which only planning reads (a third of the pickle)."""
         code, tables = self._module
         plan = self.plan
-        slim = dataclasses.replace(plan, network=dataclasses.replace(plan.network))
+        slim = dataclasses.replace(plan, network=dataclasses.replace(plan.network, rules={}))
         return PortableEngine(
             slim,
             self.source,

@@ -145,7 +145,7 @@ FEW_BITS = 16
 """Masks with up to this many one bits are split bit by bit; those with more through
 their binary text. Each step of the first way costs as much as the integer is long, so
 splitting a mask of 2,700 moves of brawl's 5,546 that way took most of planning its
-next state; the text costs about 16 such steps on any mask."""
+next state; the text costs about what 16 to 32 such steps do."""
 
 
 def bit_positions(mask: int) -> list[int]:

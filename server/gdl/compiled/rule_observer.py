@@ -71,8 +71,8 @@ class Registration:
 
     The callbacks hold the observer and the holder of the failure, never the
     registration itself: a cycle through them would keep the observer, and with it the
-    whole ground program, until the cyclic collector ran (brawl: 260,000 objects, freed
-    in one collection that took 0.15 s)."""
+    whole ground program, until the cyclic collector ran (brawl: 260,000 objects; the
+    collections once its compile ended took 0.15 s with them, 0.08 s without)."""
 
     def __init__(self, observer: RuleObserver) -> None:
         self._failure = failure = _Failure()
