@@ -16,17 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .plan import Conj, Plan, gate_refs, gates_needed
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
+from .plan import Conj, Plan, bit_positions, gate_refs, gates_needed
 
 CHAIN = 32
 """Operands joined in one flat chain at most: longer chains are grouped in parentheses,
@@ -68,7 +58,9 @@ class _Writer:
         name = self.any_names.get(mask)
         if name is None:
             name = self.any_names[mask] = f"A{len(self.any_names)}"
-            self.any_lines.append(f"{name} = " + _chain("|", [self.bit(i) for i in _bits(mask)]))
+            self.any_lines.append(
+                f"{name} = " + _chain("|", [self.bit(i) for i in bit_positions(mask)])
+            )
         return name
 
     def conj(self, conj: Conj) -> str:
@@ -76,9 +68,9 @@ class _Writer:
         neg: list[str] = []
         for kind, value in sorted(conj):
             if kind == "p":
-                pos += [self.bit(i) for i in _bits(value)]
+                pos += [self.bit(i) for i in bit_positions(value)]
             elif kind == "n":
-                neg += [self.bit(i) for i in _bits(value)]
+                neg += [self.bit(i) for i in bit_positions(value)]
             elif kind == "a":
                 pos.append(self.any_of(value))
             elif kind == "g":
