@@ -227,8 +227,9 @@ def build_network(
     for atom, (key, args) in names.items():
         if key not in (TRUE_KEY, DOES_KEY):
             add(key, args, output(atom))
-    # compiled, ``output`` and this function's variables hold each other: emptied, the
-    # bodies left out below go at once, not at the cyclic collector's next run
+    # Compiled by mypyc, ``output`` and this function's variables hold each other, so what
+    # they hold waits for the cyclic collector: emptied now that ``output`` is done with
+    # it, ``raw_rules`` lets the bodies the network does not keep go by reference counting.
     raw_rules.clear()
     for role_legal in legal:
         role_legal.sort(key=lambda item: item[0])
