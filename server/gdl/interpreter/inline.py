@@ -50,8 +50,11 @@ def _readers(rules: list[FlatRule], copies: Collection[str]) -> Counter[tuple[st
     for rule in rules:
         for literal in rule.body:
             positive, atom = literal_atom(literal)
-            if atom is not None and _name(atom) in copies:
-                found[(_name(atom), positive)] += 1
+            if atom is None:
+                continue
+            name = _name(atom)
+            if name in copies:
+                found[(name, positive)] += 1
     return found
 
 
