@@ -7,7 +7,9 @@ code (see the README, "The engine compiled to C"); mypyc compiles them from thei
 source into extension modules, one group per package, which Python imports in their
 place. When no C compiler is found, or the environment variable ``GGP_PURE_PYTHON`` is
 set, the package installs as plain Python and runs the same code more slowly:
-:mod:`server.gdl.native` says which form is loaded.
+:mod:`server.gdl.native` says which form is loaded. One small module is written in C
+itself: the buffer that takes the ground rules from clingo during a compile attempt
+(``server/gdl/compiled/_rule_buffer.c``); without it a Python callback takes them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
@@ -100,4 +102,22 @@ class OptionalBuildExt(build_ext):
         return [output for output in outputs if os.path.exists(output)]
 
 
-setup(ext_modules=_native_extensions(), cmdclass={"build_ext": OptionalBuildExt})
+def _rule_buffer_extension() -> list[Extension]:
+    """The C buffer of the ground rules clingo hands over
+    (``server/gdl/compiled/_rule_buffer.c``, read by ``rule_observer.py``); none for plain
+    Python."""
+    if os.environ.get(NATIVE.PURE_VARIABLE) or sys.argv[1:2] and sys.argv[1] in METADATA_COMMANDS:
+        return []
+    return [
+        Extension(
+            "server.gdl.compiled._rule_buffer",
+            [f"{GDL}/compiled/_rule_buffer.c"],
+            extra_compile_args=["-O2"],
+        )
+    ]
+
+
+setup(
+    ext_modules=[*_native_extensions(), *_rule_buffer_extension()],
+    cmdclass={"build_ext": OptionalBuildExt},
+)

@@ -320,6 +320,8 @@ def ground(
     try:
         control.add("base", [], text)
         control.ground([("base", [])])
+        if registration is not None:
+            registration.finish()
     except Exception as error:
         if collector.error is not None:
             raise collector.error from None
