@@ -265,25 +265,31 @@ class CompiledEngine:
 
         form = AS_WRITTEN
         with garbage_collection_paused():
-            if factoring:
-                try:
-                    plan, namespace = attempt(True)
-                    form = FACTORED
-                except NothingToFactor:
-                    plan, namespace = attempt(False)
-            else:
-                try:
-                    plan, namespace = attempt(False)
-                except (GroundingTooLarge, GroundingOverBudget) as as_written:
-                    if factoring is not None:
-                        raise
-                    budgets = factored_budget(time_limit)
-                    later = [(FACTORED, lambda: attempt(True, budgets))]
-                    if budgets >= COMPLEMENT_MIN_BUDGET:
-                        later.insert(
-                            0, (COMPLEMENTED, lambda: attempt(False, budgets, state_tests=True))
-                        )
-                    form, (plan, namespace) = _smaller(later, as_written)
+            try:
+                if factoring:
+                    try:
+                        plan, namespace = attempt(True)
+                        form = FACTORED
+                    except NothingToFactor:
+                        plan, namespace = attempt(False)
+                else:
+                    try:
+                        plan, namespace = attempt(False)
+                    except (GroundingTooLarge, GroundingOverBudget) as as_written:
+                        if factoring is not None:
+                            raise
+                        drop_frames(as_written)  # the first program freed before the next
+                        budgets = factored_budget(time_limit)
+                        later = [(FACTORED, lambda: attempt(True, budgets))]
+                        if budgets >= COMPLEMENT_MIN_BUDGET:
+                            later.insert(
+                                0,
+                                (COMPLEMENTED, lambda: attempt(False, budgets, state_tests=True)),
+                            )
+                        form, (plan, namespace) = _smaller(later, as_written)
+            except BaseException as failed:
+                drop_frames(failed)
+                raise
         if time.thread_time() > deadline:
             raise GroundingTooSlow("generating code took longer than the time limit")
         engine = cls(plan, namespace, time.thread_time() - start, form)
@@ -662,6 +668,23 @@ def _faster_form(
     return winner
 
 
+def drop_frames(error: BaseException) -> None:
+    """Drop the frames of a failed attempt from ``error`` and the errors it was raised
+    from or during: their locals hold the ground program, and the callbacks that stopped
+    grounding hold the error in turn, a cycle only the cyclic collector frees. Dropped
+    while the collector is paused, the program is freed by reference counting; kept, the
+    collector's first run once the pause ended traced it all first (a sixth of a failed
+    compile of chess_200)."""
+    seen: set[int] = set()
+    chained: BaseException | None = error
+    while chained is not None and id(chained) not in seen:
+        seen.add(id(chained))
+        chained.__traceback__ = None
+        if chained.__cause__ is not None:
+            drop_frames(chained.__cause__)
+        chained = chained.__context__
+
+
 def _smaller(
     attempts: list[tuple[str, Callable[[], tuple[Plan, dict[str, Any]]]]],
     as_written: CompileError,
@@ -689,6 +712,7 @@ def _smaller(
         except (NothingToFactor, NothingToComplement):
             continue
         except CompileError as failed:
+            drop_frames(failed)  # its program freed now: the next error does not chain it
             if failed.reason == as_written.reason:
                 alike.append(label)
             else:
