@@ -8,6 +8,8 @@ import itertools
 import pickle
 import random
 import re
+import time
+import types
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from server.gdl.compiled import (
     codegen,
     compile_engine,
 )
+from server.gdl.compiled import engine as compiled_engine_module
 from server.gdl.interpreter import Interpreter
 from server.gdl.parser import parse_gdl, parse_term
 from server.gdl.state import State
@@ -157,6 +160,25 @@ def test_a_compilation_over_the_time_limit_is_refused_with_a_reason() -> None:
     with pytest.raises(GroundingTooSlow) as caught:
         compiled(TIC_TAC_TOE, time_limit=0.0)
     assert "time limit" in caught.value.reason
+
+
+def test_a_compile_that_ends_past_its_time_limit_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stages look at the clock as they go; once the work is done, an engine that ran
+    a little past the limit is kept rather than spent for nothing. The engine's own clock
+    here reads 1,000 s later after its first reading, while the stages read the real one."""
+    real = time.thread_time
+    readings: list[float] = []
+
+    def later() -> float:
+        readings.append(real() + (1000.0 if readings else 0.0))
+        return readings[-1]
+
+    clock = types.SimpleNamespace(**{name: getattr(time, name) for name in dir(time)})
+    clock.thread_time = later
+    monkeypatch.setattr(compiled_engine_module, "time", clock)
+    engine = compiled(TIC_TAC_TOE, time_limit=30.0)
+    assert engine.setup_seconds > 30.0 and len(readings) >= 2
+    assert engine.legal_moves(engine.initial_state(), "xPlayer")
 
 
 def test_rules_the_grounder_cannot_instantiate_are_refused_with_a_reason() -> None:
