@@ -238,8 +238,9 @@ class CompiledEngine:
         estimated to cost well over ``time_limit`` (:func:`work_budget`), and
         :class:`GroundingTooSlow` when a stage finds ``time_limit`` seconds of CPU time of
         the calling thread passed (CPU time, so that a busy machine does not change which
-        games compile; a compile that ends past the limit, its work done, is kept). When the program is too large for the caps or the budgets, the game
-        is compiled again with its move tests on the state complemented as well
+        games compile; a compile that ends past the limit, its work done, is kept). When
+        the program is too large for the caps or the budgets, the game is compiled again
+        with its move tests on the state complemented as well
         (:mod:`server.gdl.compiled.complement`; when there are some and the later budgets
         reach :data:`COMPLEMENT_MIN_BUDGET`), then with its rules factored into smaller
         joins (:mod:`server.gdl.compiled.factor`; when some rule factors), each with
