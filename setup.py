@@ -47,10 +47,20 @@ NATIVE_GROUPS = [
 """The modules compiled, as paths, and their group: a group's modules stay together."""
 METADATA_COMMANDS = {"egg_info", "dist_info", "sdist", "--name", "--version"}
 """Commands that build nothing (pip runs them first): no compiling for them."""
+RULE_BUFFER = "server.gdl.compiled._rule_buffer"
+"""The one module written in C by hand: the buffer that takes the ground rules from
+clingo during a compile attempt (``rule_observer.py`` reads it)."""
+
+
+def _plain_python() -> bool:
+    """Whether nothing is compiled: plain Python asked for, or a command that builds
+    nothing."""
+    pure = bool(os.environ.get(NATIVE.PURE_VARIABLE))
+    return pure or any(command in METADATA_COMMANDS for command in sys.argv[1:2])
 
 
 def _native_extensions() -> list:
-    if os.environ.get(NATIVE.PURE_VARIABLE) or sys.argv[1:2] and sys.argv[1] in METADATA_COMMANDS:
+    if _plain_python():
         return []
     try:
         from mypyc.build import mypycify
@@ -85,8 +95,8 @@ class OptionalBuildExt(build_ext):
         except Exception as error:  # no compiler, no headers
             print(f"compiling the engine failed ({error}): plain Python", file=sys.stderr)
             return
-        if not self.extensions:
-            return
+        if all(extension.name == RULE_BUFFER for extension in self.extensions):
+            return  # mypyc built nothing: no stamps, so that old compiled files are not trusted
         root = HERE if self.inplace else Path(self.build_lib)
         for package, modules in NATIVE.GROUPS.items():
             folder = f"{GDL}/{package}"
@@ -94,6 +104,37 @@ class OptionalBuildExt(build_ext):
             target = root / folder / NATIVE.STAMP
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(digests + "\n")
+
+    def initialize_options(self) -> None:
+        super().initialize_options()
+        self.failed: set[str] = set()
+        """The extensions whose build failed and that the rest went on without."""
+
+    def build_extension(self, extension: Extension) -> None:
+        """Build one extension; the rule buffer's failure leaves the mypyc modules built
+        (clingo's rules then go through a Python callback)."""
+        if extension.name != RULE_BUFFER:
+            super().build_extension(extension)
+            return
+        try:
+            super().build_extension(extension)
+        except Exception as error:
+            self.failed.add(extension.name)
+            print(f"building the rule buffer failed ({error}): it stays Python", file=sys.stderr)
+
+    def copy_extensions_to_source(self) -> None:
+        """Copy what was built into the source tree (``--inplace``), not what failed."""
+        every = self.extensions
+        self.extensions = [ext for ext in every if ext.name not in self.failed]
+        try:
+            super().copy_extensions_to_source()
+        finally:
+            self.extensions = every
+
+    def get_output_mapping(self) -> dict[str, str]:
+        """What an editable install copies into the source tree: what was built."""
+        mapping = super().get_output_mapping()
+        return {target: source for target, source in mapping.items() if os.path.exists(source)}
 
     def get_outputs(self) -> list[str]:
         """What was built: none of the extensions when the build failed (an editable
@@ -103,18 +144,11 @@ class OptionalBuildExt(build_ext):
 
 
 def _rule_buffer_extension() -> list[Extension]:
-    """The C buffer of the ground rules clingo hands over
-    (``server/gdl/compiled/_rule_buffer.c``, read by ``rule_observer.py``); none for plain
-    Python."""
-    if os.environ.get(NATIVE.PURE_VARIABLE) or sys.argv[1:2] and sys.argv[1] in METADATA_COMMANDS:
+    """The C buffer of the ground rules clingo hands over (``_rule_buffer.c``); none for
+    plain Python."""
+    if _plain_python():
         return []
-    return [
-        Extension(
-            "server.gdl.compiled._rule_buffer",
-            [f"{GDL}/compiled/_rule_buffer.c"],
-            extra_compile_args=["-O2"],
-        )
-    ]
+    return [Extension(RULE_BUFFER, [f"{GDL}/compiled/_rule_buffer.c"])]
 
 
 setup(

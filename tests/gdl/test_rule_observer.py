@@ -68,7 +68,8 @@ def through_c(observer: Recorder, buffered: bool = True) -> tuple[clingo.Control
     control = clingo.Control(["--warn=none"])
     registration = register_rule_observer(control, observer, buffered)
     assert registration is not None
-    assert (registration.buffer is not None) == (buffered and isinstance(observer, Sink))
+    uses_buffer = buffered and isinstance(observer, Sink) and RULE_BUFFER is not None
+    assert (registration.buffer is not None) == uses_buffer
     control.add("base", [], PROGRAM)
     return control, registration
 

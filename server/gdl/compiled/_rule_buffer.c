@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Raised with RULE_BUFFER_VERSION in rule_observer.py whenever what this module offers
+ * changes: an install built from an older file is then left unused, not misread. */
 #define VERSION 1
 
 typedef struct {

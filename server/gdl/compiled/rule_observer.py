@@ -110,26 +110,28 @@ class Registration:
         self.c_observer: Any = None
         self.buffer: Any = None
         """The C buffer of the plain rules (``_rule_buffer.c``), when one is used."""
-        self.data: Any = _ffi.NULL
-        """What clingo passes to the callbacks: the buffer's address, when there is one."""
         stop = failure.stop
         unpack = _ffi.unpack
         observe_rule = observer.rule
         observe_atom = observer.output_atom
 
-        def rule(
-            choice: bool, head: Any, head_size: int, body: Any, body_size: int, _: Any
-        ) -> bool:
+        def observed(choice: bool, head: list[int], body: list[int]) -> bool:
+            """The rule given to the observer: whether grounding goes on."""
             try:
-                # an empty list comes as a null pointer, which cannot be unpacked
-                observe_rule(
-                    choice,
-                    unpack(head, head_size) if head_size else [],
-                    unpack(body, body_size) if body_size else [],
-                )
+                observe_rule(choice, head, body)
             except BaseException as error:
                 return stop(error)
             return True
+
+        def rule(
+            choice: bool, head: Any, head_size: int, body: Any, body_size: int, _: Any
+        ) -> bool:
+            # an empty list comes as a null pointer, which cannot be unpacked
+            return observed(
+                choice,
+                unpack(head, head_size) if head_size else [],
+                unpack(body, body_size) if body_size else [],
+            )
 
         on_rule: Any
         if isinstance(observer, PlainRuleSink) and buffered and RULE_BUFFER is not None:
@@ -143,15 +145,7 @@ class Registration:
                     return 0
                 return sink.next_look
 
-            def other(choice: bool, head: list[int], body: list[int]) -> bool:
-                try:
-                    observe_rule(choice, head, body)
-                except BaseException as error:
-                    return stop(error)
-                return True
-
-            self.buffer = RULE_BUFFER.RuleBuffer(sink.plain_rules, look, other, sink.next_look)
-            self.data = _ffi.cast("void *", self.buffer.address)
+            self.buffer = RULE_BUFFER.RuleBuffer(sink.plain_rules, look, observed, sink.next_look)
             on_rule = _ffi.cast(RULE_POINTER, RULE_BUFFER.RULE_CALLBACK)
         elif isinstance(observer, PlainRuleSink):
             sink = observer
@@ -215,9 +209,10 @@ def register_rule_observer(
         c_observer = _ffi.new("clingo_ground_program_observer_t*")
         c_observer.rule, c_observer.output_atom = registration.callbacks
         replace = True
-        registered = _lib.clingo_control_register_observer(
-            control._rep, c_observer, replace, registration.data
-        )
+        buffer = registration.buffer
+        # clingo hands this to the callbacks: the C one reads its buffer there
+        data = _ffi.NULL if buffer is None else _ffi.cast("void *", buffer.address)
+        registered = _lib.clingo_control_register_observer(control._rep, c_observer, replace, data)
     except Exception:  # no C callbacks here, or another layout of clingo's internals
         return None
     if not registered:
