@@ -144,11 +144,12 @@ class OptionalBuildExt(build_ext):
 
 
 def _rule_buffer_extension() -> list[Extension]:
-    """The C buffer of the ground rules clingo hands over (``_rule_buffer.c``); none for
-    plain Python."""
+    """The C buffer of the ground rules clingo hands over (``_rule_buffer.c``), with the
+    compile estimate's floor counted in C (``_estimate_floor.c``); none for plain Python."""
     if _plain_python():
         return []
-    return [Extension(RULE_BUFFER, [f"{GDL}/compiled/_rule_buffer.c"])]
+    sources = [f"{GDL}/compiled/{name}.c" for name in ("_rule_buffer", "_estimate_floor")]
+    return [Extension(RULE_BUFFER, sources)]
 
 
 setup(

@@ -14,6 +14,8 @@
  * `look` and `other` catch their own exceptions (and set clingo's error); one raised anyway
  * (or running out of memory) stops grounding and is kept as `error`.
  * The Python side is `server/gdl/compiled/rule_observer.py`.
+ * The module also offers FloorCount, the compile estimate's floor counted in C
+ * (`_estimate_floor.c`, built into this module).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,7 +24,7 @@
 
 /* Raised with RULE_BUFFER_VERSION in rule_observer.py whenever what this module offers
  * changes: an install built from an older file is then left unused, not misread. */
-#define VERSION 1
+#define VERSION 2
 
 typedef struct {
     PyObject_HEAD
@@ -266,6 +268,8 @@ static PyTypeObject RuleBufferType = {
     .tp_getset = RuleBuffer_getset,
 };
 
+extern PyTypeObject FloorCountType; /* _estimate_floor.c */
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "server.gdl.compiled._rule_buffer",
@@ -274,12 +278,13 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__rule_buffer(void) {
-    if (PyType_Ready(&RuleBufferType) < 0)
+    if (PyType_Ready(&RuleBufferType) < 0 || PyType_Ready(&FloorCountType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "RuleBuffer", (PyObject *)&RuleBufferType) < 0 ||
+        PyModule_AddObjectRef(m, "FloorCount", (PyObject *)&FloorCountType) < 0 ||
         PyModule_AddObject(m, "RULE_CALLBACK", PyLong_FromVoidPtr((void *)rule_callback)) < 0 ||
         PyModule_AddIntConstant(m, "VERSION", VERSION) < 0) {
         Py_DECREF(m);

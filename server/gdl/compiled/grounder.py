@@ -26,7 +26,7 @@ from .errors import (
     check_deadline,
 )
 from .estimate import EstimateFloor, check_estimate
-from .rule_observer import register_rule_observer
+from .rule_observer import floor_counter, register_rule_observer
 
 SHOW_KEYWORDS = "".join(
     f"#show {predicate}/{arity}.\n" for (_, arity), predicate in KEYWORD_PREDICATES.items()
@@ -149,7 +149,9 @@ class _Collector:
         self.choices: set[int] = set()
         self.opened_by: dict[int, int] = {}
         self.work_budget = work_budget
-        self.floor = EstimateFloor(self.choices) if work_budget < float("inf") else None
+        self.floor = (
+            EstimateFloor(self.choices, floor_counter()) if work_budget < float("inf") else None
+        )
         self.floored = 0
         """The rules counted into the floor, or noted, so far."""
         self.counted = 0

@@ -31,7 +31,7 @@ try:
 except ImportError:  # another build of clingo: the wrapper is used instead
     _ffi = _lib = None
 
-RULE_BUFFER_VERSION = 1
+RULE_BUFFER_VERSION = 2
 """The version of ``_rule_buffer.c`` this module speaks to: a module built from another
 (an install older than its source) is not used."""
 
@@ -50,6 +50,13 @@ def _rule_buffer_module() -> Any:
 
 RULE_BUFFER = _rule_buffer_module()
 """The C module that buffers the plain rules (``_rule_buffer.c``), None without it."""
+
+
+def floor_counter() -> Any:
+    """A new count of the compile estimate's floor in C (``FloorCount`` of
+    ``_estimate_floor.c``, built into the rule buffer's module), or None without it."""
+    return None if RULE_BUFFER is None else RULE_BUFFER.FloorCount()
+
 
 RULE_SIGNATURE = (
     "bool(bool, clingo_atom_t const *, size_t, clingo_literal_t const *, size_t, void *)"
