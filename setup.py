@@ -9,7 +9,9 @@ place. When no C compiler is found, or the environment variable ``GGP_PURE_PYTHO
 set, the package installs as plain Python and runs the same code more slowly:
 :mod:`server.gdl.native` says which form is loaded. One small module is written in C
 itself: the buffer that takes the ground rules from clingo during a compile attempt
-(``server/gdl/compiled/_rule_buffer.c``); without it a Python callback takes them.
+(``server/gdl/compiled/_rule_buffer.c``), with the compile estimate's floor counted over
+them (``_estimate_floor.c``); without it a Python callback takes the rules and Python
+counts the floor.
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ METADATA_COMMANDS = {"egg_info", "dist_info", "sdist", "--name", "--version"}
 """Commands that build nothing (pip runs them first): no compiling for them."""
 RULE_BUFFER = "server.gdl.compiled._rule_buffer"
 """The one module written in C by hand: the buffer that takes the ground rules from
-clingo during a compile attempt (``rule_observer.py`` reads it)."""
+clingo during a compile attempt (``rule_observer.py`` reads it), and the estimate's floor
+counted over them (``estimate.py``)."""
 
 
 def _plain_python() -> bool:
