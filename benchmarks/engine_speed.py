@@ -37,6 +37,12 @@ figures, which time this process) is summed up at the end. Every figure pays its
 compile: the engine store (:mod:`server.gdl.engine_store`) is off unless
 ``--engine-store`` names one, and a game read from it reads ``stored``.
 
+``--collector python`` (the default) keeps Python's own settings of the cyclic garbage
+collector, as a script that imports the engine has them; ``--collector settled`` settles
+it as the ``ggp`` processes do once they are up (:mod:`server.collector`: the start-up
+heap frozen, the young generation collected every 20,000 allocations), which is how the
+server's rule checks and the bundled players run the engine.
+
 Games are the shared corpus's ticTacToe, connectFour and breakthrough (read from
 ``../shared/conformance/games``) and the bundled nineBoardTicTacToe and
 double_tictactoe_dengji; a name or a ``.kif`` path may be given instead.
@@ -60,6 +66,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from server.collector import settle_after_start  # noqa: E402
 from server.gdl import Game, GdlError, native  # noqa: E402
 from server.gdl.compile_aside import AsideCompile  # noqa: E402
 from server.gdl.compile_budget import CompileBudget  # noqa: E402
@@ -543,12 +550,26 @@ def main() -> int:
         help="--corpus: take compiled engines from this engine store and keep them there "
         "(default: none, so that every figure pays its own compile)",
     )
+    parser.add_argument(
+        "--collector",
+        choices=["python", "settled"],
+        default="python",
+        help="the cyclic garbage collector: Python's settings (default), or settled as the "
+        "ggp processes settle it once up",
+    )
     parser.add_argument("--list-columns", action="store_true", help="print the columns and exit")
     args = parser.parse_args()
     if args.list_columns:
         print("\n".join(CORPUS_COLUMNS if args.corpus else COLUMNS))
         return 0
     os.environ["GGP_ENGINE_STORE"] = str(args.engine_store) if args.engine_store else "off"
+    if args.collector == "settled":
+        settle_after_start()
+    young, middle, oldest = gc.get_threshold()
+    print(
+        f"collector: {args.collector} (thresholds {young:,}, {middle}, {oldest};"
+        f" {gc.get_freeze_count():,} objects frozen)"
+    )
     if args.corpus:
         if not args.corpus_dir.is_dir():
             print(f"no corpus at {args.corpus_dir}")

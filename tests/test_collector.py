@@ -45,3 +45,24 @@ def test_settling_never_lowers_a_threshold_set_higher(collector_restored: None) 
     gc.set_threshold(YOUNG_THRESHOLD * 2, 10, 10)
     settle_after_start()
     assert gc.get_threshold() == (YOUNG_THRESHOLD * 2, 10, 10)
+
+
+def test_ggp_player_settles_the_collector_before_it_serves(
+    collector_restored: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    import players.cli
+    from server.cli import player
+
+    seen: list[int] = []
+
+    def serve(args: argparse.Namespace) -> int:
+        seen.append(gc.get_threshold()[0])
+        return 0
+
+    monkeypatch.setattr(players.cli, "run", serve)
+    gc.set_threshold(700, 10, 10)
+    args = argparse.Namespace(bot=None, player="random", server=None, token=None)
+    assert player._run(args) == 0
+    assert seen == [YOUNG_THRESHOLD]

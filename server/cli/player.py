@@ -42,6 +42,9 @@ def _run(args: argparse.Namespace) -> int:
             )
             return 2
         args.player = args.bot
+    from server.collector import settle_after_start
+
+    settle_after_start()  # a whole process: its engines run with the server's collector
     if args.server is not None or args.token is not None:
         return _run_outbound(args)
     return run(args)
