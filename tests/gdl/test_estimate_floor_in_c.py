@@ -104,8 +104,10 @@ def test_a_malformed_rule_is_a_type_error_not_a_crash() -> None:
     counter = floor_counter()
     with pytest.raises(TypeError, match="a rule is a"):
         counter.add([(1, [2, 3])], set())
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="a literal is an int, not str"):
         counter.add([("head", (2,))], set())
+    with pytest.raises(TypeError, match="not bool"):
+        counter.add([(1, (True,))], set())
     with pytest.raises(TypeError):
         counter.add([(1, (2,))], [3])  # the open inputs must be a set
     with pytest.raises(OverflowError):

@@ -122,6 +122,16 @@ static bool make_room(FloorCount *self, size_t n) {
     return true;
 }
 
+/* An exact int as a C long (-1 with an error set otherwise): an int subclass or an object
+ * with __index__ could run Python code that changes the rules being read. */
+static long as_literal(PyObject *value) {
+    if (!PyLong_CheckExact(value)) {
+        PyErr_Format(PyExc_TypeError, "a literal is an int, not %.100s", Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    return PyLong_AsLong(value);
+}
+
 /* The head and body of a rule as the collector keeps them, or false (error set). */
 static bool unpack_rule(PyObject *rule, long *head, PyObject **body) {
     if (!PyTuple_Check(rule) || PyTuple_GET_SIZE(rule) != 2 ||
@@ -129,7 +139,7 @@ static bool unpack_rule(PyObject *rule, long *head, PyObject **body) {
         PyErr_SetString(PyExc_TypeError, "a rule is a (head, body literals tuple) pair");
         return false;
     }
-    *head = PyLong_AsLong(PyTuple_GET_ITEM(rule, 0));
+    *head = as_literal(PyTuple_GET_ITEM(rule, 0));
     if (*head == -1 && PyErr_Occurred())
         return false;
     *body = PyTuple_GET_ITEM(rule, 1);
@@ -172,7 +182,7 @@ static int count_rule(FloorCount *self, long head, PyObject *body, PyObject *cho
     const long *key = literals;
     size_t key_size = size;
     for (size_t i = 0; i < size; i++) {
-        literals[i] = PyLong_AsLong(PyTuple_GET_ITEM(body, i));
+        literals[i] = as_literal(PyTuple_GET_ITEM(body, i));
         if (literals[i] == -1 && PyErr_Occurred())
             return -1;
     }
