@@ -1,4 +1,5 @@
-"""Python's garbage collector is paused while a game is compiled, and only then."""
+"""Python's garbage collector is paused while a game is compiled, and while the rules
+interpreter works out its static tables, and only then."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from server.gdl.compiled import CompiledEngine, GroundingTooLarge
 from server.gdl.compiled import engine as compiled_engine
-from server.gdl.compiled.gc_pause import garbage_collection_paused
+from server.gdl.gc_pause import garbage_collection_paused
+from server.gdl.interpreter import Interpreter
 from server.gdl.parser import parse_gdl
 
 BUNDLED = Path(__file__).resolve().parents[2] / "server" / "games"
@@ -117,3 +119,33 @@ def test_a_failed_compile_leaves_its_ground_programs_to_reference_counting(
     assert left_in_cycles < 50, left_in_cycles
     context = raised.value.__context__
     assert context is None or context.__traceback__ is None
+
+
+TABLE_GAME = (
+    GAME
+    + "".join(f"(digit {n})\n" for n in range(300))
+    + "(<= (pair ?x ?y) (digit ?x) (digit ?y))\n"
+    + "(<= (goal r 50) (true (at 3)) (pair ?x ?y))\n"
+)
+"""A game with a static table of 90,000 facts that a goal rule reads."""
+
+
+def test_the_interpreters_static_tables_are_made_with_the_collector_off(
+    collector_on: None,
+) -> None:
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        interpreter = Interpreter(parse_gdl(TABLE_GAME))
+    finally:
+        gc.callbacks.remove(count)
+    # 90,000 new tuples would start over a hundred young collections with it on
+    assert len(collections) < 20
+    assert gc.isenabled()
+    assert interpreter.goal_values(interpreter.initial_state(), "r") == ["0"]

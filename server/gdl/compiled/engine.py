@@ -12,6 +12,7 @@ from typing import Any
 
 from ..engine_trial import TRIAL_TRANSITIONS, transition_rate
 from ..errors import GdlError
+from ..gc_pause import garbage_collection_paused
 from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, Term, wrap
@@ -26,7 +27,6 @@ from .errors import (
     OutsideGroundingError,
 )
 from .estimate import work_budget
-from .gc_pause import garbage_collection_paused
 from .grounder import NothingToComplement, NothingToFactor, ground
 from .network import build_network
 from .plan import Plan, build_plan
@@ -249,7 +249,7 @@ class CompiledEngine:
         true factors the rules from the start (with the full budgets; as written when
         none factors), false never.
         ``setup_seconds`` records the CPU time it took. Python's garbage
-        collector is paused meanwhile (:mod:`server.gdl.compiled.gc_pause`).
+        collector is paused meanwhile (:mod:`server.gdl.gc_pause`).
         """
         start = time.thread_time()
         deadline = start + time_limit

@@ -18,6 +18,7 @@ from types import FrameType
 from typing import Any
 
 from ..errors import GdlError
+from ..gc_pause import garbage_collection_paused
 from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, sort_key, unwrap
@@ -1241,10 +1242,11 @@ class Interpreter:
             ]
             for key, plan in self._plans.items()
         }
-        for plan in self._plans.values():
-            for component in plan:
-                if component.layer == "static" and component.index not in self._compiled:
-                    self._evaluate(component, self._static)
+        with garbage_collection_paused():  # the static tables: many tuples, kept
+            for plan in self._plans.values():
+                for component in plan:
+                    if component.layer == "static" and component.index not in self._compiled:
+                        self._evaluate(component, self._static)
 
         self.roles: list[str] = self._roles(rules)
         if not self.roles:
