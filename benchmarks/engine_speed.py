@@ -66,8 +66,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.collector import settle_after_start  # noqa: E402
 from server.gdl import Game, GdlError, native  # noqa: E402
+from server.gdl.collector import settle_after_start  # noqa: E402
 from server.gdl.compile_aside import AsideCompile  # noqa: E402
 from server.gdl.compile_budget import CompileBudget  # noqa: E402
 from server.gdl.compiled import CompiledEngine, CompileError  # noqa: E402

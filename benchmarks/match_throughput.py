@@ -185,8 +185,8 @@ async def benchmark(args: argparse.Namespace) -> None:
         f"connections {'as the pings show' if args.keep_alive is None else 'kept' if args.keep_alive else 'one per message'}",
         flush=True,
     )
-    from server.collector import settle_after_start
     from server.games import load_game
+    from server.gdl.collector import settle_after_start
     from server.match import PlayerAddress, ping_player
 
     game = load_game(args.game)

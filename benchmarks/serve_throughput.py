@@ -61,7 +61,7 @@ COLUMNS = (
 async def benchmark(args: argparse.Namespace) -> dict[str, object]:
     import aiohttp
 
-    from server.collector import settle_after_start
+    from server.gdl.collector import settle_after_start
     from server.match.rules import default_pool
     from server.store import MatchStatus
 

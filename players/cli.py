@@ -106,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyError as error:
         print(f"{args.prog}: {error.args[0]}", file=sys.stderr)
         return 2
+    from server.gdl.collector import settle_after_start
+
     from .agent import PlayerAgent
     from .event_loop import run_event_loop
     from .serve import serve
@@ -117,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"{args.prog}: {error}", file=sys.stderr)
         return 2
+    settle_after_start()  # a whole process: its engine runs with the server's collector
     try:
         run_event_loop(serve(agent, args.host, args.port))
     except OSError as error:

@@ -1,15 +1,16 @@
-"""The collector settles once a server process is up: the start-up heap frozen, young
-objects collected less often, and later cycles still freed."""
+"""The collector settles once a server or player process is up: the start-up heap
+frozen, young objects collected less often, and later cycles still freed."""
 
 from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from typing import Any
 
 import pytest
 
-from server.collector import YOUNG_THRESHOLD, settle_after_start
+from server.gdl.collector import YOUNG_THRESHOLD, settle_after_start
 
 
 @pytest.fixture
@@ -47,22 +48,19 @@ def test_settling_never_lowers_a_threshold_set_higher(collector_restored: None) 
     assert gc.get_threshold() == (YOUNG_THRESHOLD * 2, 10, 10)
 
 
-def test_ggp_player_settles_the_collector_before_it_serves(
+def test_a_player_process_settles_the_collector_before_it_serves(
     collector_restored: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import argparse
-
-    import players.cli
-    from server.cli import player
+    import players.event_loop
+    from players.cli import main
 
     seen: list[int] = []
 
-    def serve(args: argparse.Namespace) -> int:
+    def serve_forever(work: Coroutine[Any, Any, None]) -> None:
+        work.close()  # not served: only the collector at this point matters
         seen.append(gc.get_threshold()[0])
-        return 0
 
-    monkeypatch.setattr(players.cli, "run", serve)
+    monkeypatch.setattr(players.event_loop, "run_event_loop", serve_forever)
     gc.set_threshold(700, 10, 10)
-    args = argparse.Namespace(bot=None, player="random", server=None, token=None)
-    assert player._run(args) == 0
+    assert main(["random", "--port", "0"]) == 0
     assert seen == [YOUNG_THRESHOLD]

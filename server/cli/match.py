@@ -289,7 +289,7 @@ async def _play(
     config: Any,
     stopper: _Stopper,
 ) -> int:
-    from server.collector import settle_after_start
+    from server.gdl.collector import settle_after_start
     from server.match import LogWriter, MatchRunner, Player
     from server.match.local_players import PlayerProcessError, local_players
     from server.records import EndReason

@@ -42,12 +42,9 @@ def _run(args: argparse.Namespace) -> int:
             )
             return 2
         args.player = args.bot
-    from server.collector import settle_after_start
-
-    settle_after_start()  # a whole process: its engines run with the server's collector
     if args.server is not None or args.token is not None:
         return _run_outbound(args)
-    return run(args)
+    return run(args)  # settles the collector once the player is made
 
 
 def _run_outbound(args: argparse.Namespace) -> int:
@@ -60,6 +57,9 @@ def _run_outbound(args: argparse.Namespace) -> int:
     options = outbound_options(args, "ggp player")
     if options is None:
         return 2
+    from server.gdl.collector import settle_after_start
+
+    settle_after_start()  # a whole process: its engine runs with the server's collector
     if args.player is None:
         print("ggp player: name a player or give --bot MODULE:CLASS", file=sys.stderr)
         return 2

@@ -126,8 +126,8 @@ async def _serve(settings: object) -> int:
 
     from aiohttp import web
 
-    from server.collector import settle_after_start
     from server.errors import GgpError
+    from server.gdl.collector import settle_after_start
     from server.store import redacted
     from server.web import Service, ServiceSettings
 

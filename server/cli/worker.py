@@ -108,8 +108,8 @@ async def _work(url: str, settings: object) -> int:
     import logging
     import signal
 
-    from server.collector import settle_after_start
     from server.errors import GgpError
+    from server.gdl.collector import settle_after_start
     from server.records.signing import load_or_create_host_key
     from server.registry import Registry, RegistrySettings
     from server.store import NotFound, Store, redacted

@@ -14,9 +14,11 @@ server's CPU time after start-up went from 6.6% to 1.4% (``benchmarks/serve_thro
 at 5,000). The rules interpreter on the heavy games makes many containers that live for
 one state (a chess position's tables on demand): collected every 5,000 allocations they
 are still traced several times each, and chess ran 8% faster than with Python's default,
-against 17% at 20,000 (``benchmarks/engine_speed.py --collector``). Only whole processes
-call it (``ggp serve``, ``ggp worker``, ``ggp match``, ``ggp player``): a library must not
-change its host's collector.
+against 17% at 20,000 (``benchmarks/RESULTS.md``). Only whole processes
+call it (``ggp serve``, ``ggp worker``, ``ggp match``, and the player processes, ``ggp
+player`` and ``python -m players``): a library must not change its host's collector. It
+sits with the engine, whose work it tunes, so that the players, which reach only the
+engine and the protocol, use it too.
 """
 
 from __future__ import annotations
