@@ -57,11 +57,11 @@ def _run_outbound(args: argparse.Namespace) -> int:
     options = outbound_options(args, "ggp player")
     if options is None:
         return 2
-    from server.gdl.collector import settle_after_start
-
-    settle_after_start()  # a whole process: its engine runs with the server's collector
     if args.player is None:
         print("ggp player: name a player or give --bot MODULE:CLASS", file=sys.stderr)
         return 2
+    from server.gdl.collector import settle_after_start
+
+    settle_after_start()  # a whole process: its engine runs with the server's collector
     server, token = options
     return run_kit_bot(args.player, server, token, "ggp player", display_name=args.name)

@@ -98,8 +98,8 @@ class EstimateFloor:
         """The open inputs so far (shared with the reader of the program)."""
         self.counter = counter
         """The same count in C (``FloorCount`` of ``_estimate_floor.c``), when built: it
-        keeps the derived heads and the keys counted in tables of integers, and was two
-        thirds of this class's time less (chess_200); None to count here."""
+        keeps the derived heads and the keys counted in tables of integers, and counts in
+        a quarter to a sixth of the time; None to count here."""
         self.derived: set[int] = set()
         """The heads of the rules counted so far, each as both its literals."""
         self.seen: set[tuple[int, ...]] = set()
