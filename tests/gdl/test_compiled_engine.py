@@ -472,3 +472,20 @@ def test_a_portable_engine_runs_as_the_engine_it_was_made_from() -> None:
     ours, theirs = engine.batch(64), received.batch(64)
     assert theirs.run(steps=40, seed=3) == ours.run(steps=40, seed=3)
     assert theirs.stats == ours.stats
+
+
+def test_dropping_a_failed_attempts_frames_follows_every_chain_once() -> None:
+    from server.gdl.compiled.engine import drop_frames
+
+    def raised(error: BaseException) -> BaseException:
+        try:
+            raise error
+        except BaseException as caught:
+            return caught
+
+    first, second, third = (raised(CompileError(str(n))) for n in range(3))
+    first.__cause__ = second
+    second.__context__ = third
+    third.__cause__ = first  # a loop: walked once, not forever
+    drop_frames(first)
+    assert all(error.__traceback__ is None for error in (first, second, third))

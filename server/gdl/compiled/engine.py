@@ -680,13 +680,14 @@ def drop_frames(error: BaseException) -> None:
     collector's first run once the pause ended traced it all first (a sixth of a failed
     compile of chess_200)."""
     seen: set[int] = set()
-    chained: BaseException | None = error
-    while chained is not None and id(chained) not in seen:
+    pending: list[BaseException | None] = [error]
+    while pending:
+        chained = pending.pop()
+        if chained is None or id(chained) in seen:
+            continue  # an error met again (a chain may loop): its frames are gone already
         seen.add(id(chained))
         chained.__traceback__ = None
-        if chained.__cause__ is not None:
-            drop_frames(chained.__cause__)
-        chained = chained.__context__
+        pending += (chained.__cause__, chained.__context__)
 
 
 def _smaller(
