@@ -141,7 +141,7 @@ def test_a_rule_that_reads_no_fluent_is_derived_once_for_every_state() -> None:
 PAIRS = f"""
 (role picker)
 {" ".join(f"(index {i})" for i in range(20))}
-(init (mark 3))
+(init (mark 3)) (init (mark 30))
 (<= (pair ?x ?y) (index ?x) (index ?y))
 (<= (pair ?x ?x) (true (mark ?x)))
 (<= (legal picker (pick ?x)) (true (mark ?x)) (pair ?x 7))
@@ -150,7 +150,8 @@ PAIRS = f"""
 (<= (goal picker 100) (true (mark 3)))
 """
 """``pair`` depends on the state, and its rule that reads no fluent alone derives 400
-facts: past the small budget."""
+facts: past the small budget. (Two marks, so that ``legal`` does not ask ``pair`` about
+one mark alone: see :mod:`server.gdl.interpreter.asked`.)"""
 
 
 def test_a_rule_that_reads_no_fluent_still_spends_the_budget() -> None:

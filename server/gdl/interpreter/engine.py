@@ -22,6 +22,7 @@ from ..gc_pause import garbage_collection_paused
 from ..parser import Rule
 from ..state import State
 from ..terms import RawTerm, sort_key, unwrap
+from .asked import is_asked, restrict_to_asked
 from .codegen import (
     PATCH_MIN_FACTS,
     CompiledRule,
@@ -1038,8 +1039,11 @@ def canonical_relations(program: Program) -> frozenset[RelationKey]:
 def _rewrite(rules: list[FlatRule]) -> list[FlatRule]:
     """The rules as the interpreter evaluates them: literals that give constants read
     copies of their relations kept to those constants, each relation restricted to what
-    its uses ask for, negated fluents folded into groups (all three keep every answer)."""
-    return fold_negated_fluents(restrict_to_uses(specialise_to_constants(rules)))
+    its uses ask for, each state relation that every reader narrows restricted to what
+    its readers can ask about, negated fluents folded into groups (all four keep every
+    answer)."""
+    restricted = restrict_to_asked(restrict_to_uses(specialise_to_constants(rules)))
+    return fold_negated_fluents(restricted)
 
 
 TRIAL_CLOCK: Callable[[], int] = time.thread_time_ns
@@ -1275,8 +1279,8 @@ class Interpreter:
         """Expected matches of a literal: measured for static relations and for
         ``true`` (on the initial state), guessed for the rest. ``constants``: the values
         of the literal's keys when they are all constants."""
-        if key == DOES_KEY:
-            return 1.0
+        if key == DOES_KEY or is_asked(key):
+            return 1.0  # a joint move; the few values readers ask a relation about
         relation: Relation | DemandTable | None
         if key == TRUE_KEY:
             if self._true_sample is None:
