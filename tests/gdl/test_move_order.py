@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import random
 
-from server.gdl import Game
+import pytest
+
+from server.gdl.interpreter import move_order
 from server.gdl.interpreter.move_order import BULK, MoveOrder
 from server.gdl.terms import sort_key
 
@@ -70,30 +72,39 @@ def test_past_the_limit_the_order_starts_again_and_still_sorts() -> None:
     assert len(order) == 6
 
 
+def test_many_new_moves_at_once_take_ranks_in_the_gaps_and_the_moves_kept_keep_theirs() -> None:
+    order = MoveOrder()
+    rank = order.ranked(["1", "3", "500"])[0]
+    before = dict(rank)
+    many = [str(n) for n in range(100, 100 + 2 * BULK)]  # between "3" and "500", and above
+    order.ranked([*many, "2", "9999"])
+    assert order.tables[0] is rank  # no renumbering: the same dictionary, grown
+    assert {move: rank[move] for move in before} == before
+    everything = ["1", "2", "3", "500", "9999", *many]
+    assert order.sort(list(reversed(everything))) == sorted(everything, key=sort_key)
+
+
+def test_a_gap_too_small_for_the_moves_falling_in_it_renumbers_them_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(move_order, "SPACING", 4)
+    order = MoveOrder()
+    order.sort(["0", "999999"])
+    held = order.tables[0]
+    many = [str(n) for n in range(1, 2 * BULK)]
+    everything = ["0", "999999", *many]
+    assert order.sort(list(reversed(everything))) == sorted(everything, key=sort_key)
+    assert order.tables[0] is not held
+    ranks = [order.tables[0][move] for move in sorted(everything, key=sort_key)]
+    assert ranks == [4 * (at + 1) for at in range(len(everything))]
+
+
 def test_dictionaries_a_reader_holds_stay_consistent_after_a_renumbering() -> None:
     order = MoveOrder()
-    rank = order.ranked(["1", "3"])[0]
-    before = dict(rank)
-    order.ranked([str(n) for n in range(100, 100 + 2 * BULK)])  # a bulk merge renumbers
-    assert rank == before  # the reader's dictionary was replaced, not changed
-
-
-def test_the_interpreters_legal_moves_are_in_sort_key_order() -> None:
-    rules = """
-    (role white) (role black)
-    (init (control white))
-    (<= (legal ?p (mark ?x ?y)) (role ?p) (true (control ?p)) (index ?x) (index ?y))
-    (<= (legal ?p noop) (role ?p) (not (true (control ?p))))
-    (<= (next (control black)) (true (control white)))
-    (<= (next (control white)) (true (control black)))
-    (index 1) (index 2) (index 10) (index 3)
-    (<= terminal (true (control black)))
-    (goal white 50) (goal black 50)
-    """
-    game = Game.from_text(rules, engine="interpreter")
-    state = game.initial_state()
-    moves = game.legal_moves(state, "white")
-    assert [str(move) for move in moves] == [
-        f"(mark {x} {y})" for x in (1, 2, 3, 10) for y in (1, 2, 3, 10)
-    ]
-    assert game.legal_moves(state, "black") == ["noop"]
+    order.sort(["0", "999999"])
+    held = order.tables[0]
+    before = dict(held)
+    for n in range(1, 60):  # each just above the last: one gap halved until it runs out
+        order.sort([str(n)])
+    assert order.tables[0] is not held  # renumbered into a new dictionary
+    assert {move: held[move] for move in before} == before  # the reader's ranks unchanged

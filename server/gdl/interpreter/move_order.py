@@ -8,7 +8,10 @@ seen gets an integer rank once, in the order of its sort key, and a state's move
 sorted by rank: one dictionary lookup and an integer comparison a move.
 
 Ranks are spaced :data:`SPACING` apart. A new move takes the rank midway between its
-neighbours; when there is no room left between them, every move is renumbered. Each rank
+neighbours, and many new moves at once (the amazons' thousands of moves a state, most of
+them new for hundreds of states) spread evenly over the gaps they fall in, so that the
+moves kept keep their ranks and a merge costs a copy of two lists rather than a sort and
+two new dictionaries; when a gap has no room left, every move is renumbered. Each rank
 also maps back to its move's public term, so that a state's moves can be sorted as plain
 integers and read back.
 """
@@ -29,6 +32,9 @@ BULK = 32
 """New moves at once past which all are re-sorted rather than inserted one by one."""
 MOVES_KEPT = 100_000
 """Moves kept at most; past it the order starts again empty."""
+RANK_LIMIT = 1 << 30
+"""Ranks stay under this in size (CPython compares smaller integers fastest): a merge
+that would go past it renumbers instead."""
 
 Tables = tuple[dict[RawTerm, int], dict[RawTerm, RawTerm], dict[int, RawTerm]]
 """Each move's rank, each move's public term, and each rank's public term."""
@@ -104,13 +110,64 @@ class MoveOrder:
         rank[move] = place
 
     def _merge(self, new: set[RawTerm]) -> None:
+        """Many new moves at once: each takes a rank spread evenly over the gap between
+        the ranks of its neighbours among the moves kept (their ranks stay); when a gap
+        has too little room for the moves that fall in it, every move is renumbered."""
+        incoming = sorted(((sort_key(move), move) for move in new), key=itemgetter(0))
+        places = self._places([key for key, _ in incoming])
+        if places is None:
+            self._merge_all(incoming)
+            return
+        keys, moves = self._keys, self._moves
+        rank, public, by_rank = self.tables
+        merged_keys: list[tuple] = []
+        merged_moves: list[RawTerm] = []
+        done = 0
+        for (key, move), (point, place) in zip(incoming, places, strict=True):
+            term = public[move] = wrap(move)
+            by_rank[place] = term  # before the rank, for readers without the lock
+            rank[move] = place
+            merged_keys += keys[done:point]
+            merged_moves += moves[done:point]
+            merged_keys.append(key)
+            merged_moves.append(move)
+            done = point
+        merged_keys += keys[done:]
+        merged_moves += moves[done:]
+        self._keys, self._moves = merged_keys, merged_moves
+
+    def _places(self, incoming: list[tuple]) -> list[tuple[int, int]] | None:
+        """Per sort key of ``incoming`` (sorted, none kept yet): where it goes among the
+        moves kept and the rank it takes; None when some gap has no room for its moves."""
+        keys, moves, rank = self._keys, self._moves, self.tables[0]
+        points = [bisect_left(keys, key) for key in incoming]
+        places: list[tuple[int, int]] = []
+        start = 0
+        while start < len(points):
+            point = points[start]
+            end = start
+            while end < len(points) and points[end] == point:
+                end += 1
+            count = end - start
+            below = rank[moves[point - 1]] if point else None
+            above = rank[moves[point]] if point < len(moves) else None
+            if below is None:
+                below = (0 if above is None else above) - (count + 1) * SPACING
+            if above is None:
+                above = below + (count + 1) * SPACING
+            step = (above - below) // (count + 1)
+            if step < 1 or max(abs(below), abs(above)) >= RANK_LIMIT:
+                return None
+            places.extend((point, below + step * (at + 1)) for at in range(count))
+            start = end
+        return places
+
+    def _merge_all(self, incoming: list[tuple]) -> None:
+        """Every move kept and ``incoming`` (sort keys and moves) sorted, all renumbered."""
         public = self.tables[1]
-        for move in new:
+        for _, move in incoming:
             public[move] = wrap(move)
-        pairs = sorted(
-            [*zip(self._keys, self._moves, strict=True), *((sort_key(move), move) for move in new)],
-            key=itemgetter(0),
-        )
+        pairs = sorted([*zip(self._keys, self._moves, strict=True), *incoming], key=itemgetter(0))
         self._keys = [key for key, _ in pairs]
         self._moves = [move for _, move in pairs]
         self._renumber()
