@@ -183,3 +183,59 @@ def test_the_rewritten_rules_answer_as_the_rules_as_written(variant: str) -> Non
                     state, [move, answer]
                 )
     assert terminal > 0
+
+
+WANDERER = """
+(role walker) (role watcher)
+(index 1) (index 2) (index 3)
+(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4)
+(init (at 1 1)) (init (steps 0))
+(<= (legal walker (go ?x ?y)) (true (at ?a ?b)) (index ?x) (index ?y)
+    (or (distinct ?x ?a) (distinct ?y ?b)))
+(<= (legal walker stay) (true (at ?a ?b)) (or (true (steps 2)) (distinct ?a ?b)))
+(<= (legal watcher (guess ?x)) (index ?x))
+(<= (next (at ?x ?y)) (does walker (go ?x ?y)))
+(<= (next (at ?a ?b)) (does walker stay) (true (at ?a ?b)))
+(<= (next (steps ?m)) (true (steps ?n)) (succ ?n ?m))
+(<= (next (seen ?x)) (does watcher (guess ?x)) (true (at ?a ?b))
+    (or (distinct ?x ?a) (distinct ?x ?b) (distinct ?a ?b)))
+(<= terminal (true (steps 4)))
+(<= (goal walker 100) (true (at 3 3)))
+(<= (goal walker 0) (true (at ?a ?b)) (or (distinct ?a 3) (distinct ?b 3)))
+(<= (goal watcher 100) (true (seen 2)))
+(<= (goal watcher 0) (not (true (seen 2))))
+"""
+"""A walker that moves to any other cell, its ``or`` of distincts (two and three
+branches) kept as one test; ``stay``'s ``or`` reads a fluent, so it splits the rule."""
+
+
+def test_an_or_of_distincts_stays_one_test_and_any_other_or_splits_the_rule() -> None:
+    rules = rules_of(WANDERER)
+    (go,) = [rule for rule in heads_named(rules, "legal") if rule.head[2][0] == "go"]
+    assert go.body[-1] == ("or", ("distinct", "?x", "?a"), ("distinct", "?y", "?b"))
+    stay = [rule for rule in heads_named(rules, "legal") if rule.head[2] == "stay"]
+    assert [rule.body[1] for rule in stay] == [("true", ("steps", "2")), ("distinct", "?a", "?b")]
+    (seen,) = heads_named([rule for rule in rules if rule.head[0] == "next"], "next")[3:]
+    assert seen.body[-1][0] == "or" and len(seen.body[-1]) == 4
+
+
+def test_an_or_of_distincts_answers_as_the_rules_as_written() -> None:
+    """On every reachable state, the interpreter (the ``or`` one test) and the compiled
+    engine (which grounds each branch) agree; the walker may go to eight cells of nine."""
+    interpreted = Game.from_text(WANDERER, engine="interpreter")
+    compiled = Game.from_text(WANDERER, engine="compiled")
+    start = compiled.initial_state()
+    assert len(interpreted.legal_moves(start, "walker")) == 8
+    states = reachable_states(compiled, 5000)
+    assert len(states) > 30
+    for state in states:
+        assert interpreted.is_terminal(state) == compiled.is_terminal(state)
+        if compiled.is_terminal(state):
+            assert interpreted.goals(state) == compiled.goals(state)
+            continue
+        moves = {role: compiled.legal_moves(state, role) for role in compiled.roles}
+        assert {role: interpreted.legal_moves(state, role) for role in compiled.roles} == moves
+        for move in moves["walker"]:
+            for guess in moves["watcher"]:
+                joint = [move, guess]
+                assert interpreted.next_state(state, joint) == compiled.next_state(state, joint)

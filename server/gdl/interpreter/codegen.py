@@ -633,6 +633,14 @@ class RuleCompiler:
                 position = order[step]
                 literal = rule.body[position]
                 positive, atom = literal_atom(literal)
+                if atom is None and literal[0] == "or":  # distincts, one of which holds
+                    tests = [
+                        f"{term_expression(branch[1], bound, known)} != "
+                        f"{term_expression(branch[2], bound, known)}"
+                        for branch in literal[1:]
+                    ]
+                    guard(" or ".join(tests))
+                    continue
                 if atom is None:  # distinct, or not distinct
                     inner = literal if positive else literal[1]
                     left = term_expression(inner[1], bound, known)

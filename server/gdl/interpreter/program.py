@@ -66,14 +66,15 @@ class FlatRule:
 
 
 def literal_atom(literal: RawTerm) -> tuple[bool, RawTerm | None]:
-    """``(positive, atom)`` for a sentence literal; ``atom`` is None for distinct."""
+    """``(positive, atom)`` for a sentence literal; ``atom`` is None for distinct, and for
+    an ``or`` of distincts kept whole (see :func:`expand_disjunctions`)."""
+    if isinstance(literal, tuple) and literal[0] in ("distinct", "or"):
+        return True, None
     if isinstance(literal, tuple) and literal[0] == "not":
         inner = literal[1]
         if isinstance(inner, tuple) and inner[0] == "distinct":
             return False, None
         return False, inner
-    if isinstance(literal, tuple) and literal[0] == "distinct":
-        return True, None
     return True, literal
 
 
@@ -86,11 +87,26 @@ def _alternatives(literal: RawTerm) -> list[RawTerm]:
     return [literal]
 
 
+def _choices(literal: RawTerm) -> list[RawTerm]:
+    """What a body literal may be in the rules a disjunction splits into: each branch of
+    an ``or``; but an ``or`` whose every branch is a ``distinct`` stays one test, an
+    ``or`` of those distincts (racer4's ``(or (distinct ?ndx p0) (distinct ?ndy p0))``
+    split its rule of legal speeds in two that derived the same speeds twice)."""
+    branches = _alternatives(literal)
+    if len(branches) > 1 and all(
+        isinstance(branch, tuple) and branch[0] == "distinct" and len(branch) == 3
+        for branch in branches
+    ):
+        return [("or", *branches)]
+    return branches
+
+
 def expand_disjunctions(rules: Iterable[Rule]) -> list[FlatRule]:
-    """Split every rule with ``or`` into one rule per combination of branches."""
+    """Split every rule with ``or`` into one rule per combination of branches (an ``or``
+    of distincts stays one literal, a test)."""
     flat: list[FlatRule] = []
     for rule in rules:
-        choices = [_alternatives(literal) for literal in rule.body]
+        choices = [_choices(literal) for literal in rule.body]
         count = 1
         for options in choices:
             count *= len(options)
