@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from itertools import product
 
+from server.gdl import Game
 from server.gdl.compiled import CompiledEngine
 from server.gdl.interpreter import Interpreter
 from server.gdl.parser import parse_term
@@ -200,3 +201,22 @@ def reachable_states(engine: CompiledEngine, limit: int) -> list[State]:
                 seen.append(after)
                 frontier.append(after)
     return seen
+
+
+def assert_same_answers(first: Game, second: Game, states: list[State]) -> list[State]:
+    """Assert that two games give the same terminal flags and goals on every state of
+    ``states``, and on each state that is not terminal the same legal moves of each role
+    and the same successor under every joint move; the terminal states among them."""
+    ends = []
+    for state in states:
+        terminal = second.is_terminal(state)
+        assert first.is_terminal(state) == terminal
+        if terminal:
+            ends.append(state)
+            assert first.goals(state) == second.goals(state)
+            continue
+        moves = [second.legal_moves(state, role) for role in second.roles]
+        assert [first.legal_moves(state, role) for role in second.roles] == moves
+        for joint in product(*moves):
+            assert first.next_state(state, list(joint)) == second.next_state(state, list(joint))
+    return ends
