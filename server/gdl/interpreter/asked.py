@@ -8,32 +8,33 @@ chineseCheckers4 gives the legal moves of the player in control::
 Evaluated bottom-up, ``movable`` works out the jumps of all four players in every
 state, where the only ones any rule reads are the player's in control: three quarters
 of the work of the game's slowest relation is never read. The rewrite gives each such
-relation an *asked* relation, holding the values its readers can fix, and makes each
-of its rules read it first::
+relation an *asked* relation, holding the values its readers can ask about, and makes
+each of its rules read it first::
 
     (<= (<movable/3 asked> ?player) (true (control ?player)))
     (<= (movable ?player ?b ?e) (<movable/3 asked> ?player) (true (cell ?b ?player)) ...)
 
 This is the magic-set transformation of deductive databases, with one binding pattern a
-relation (the argument positions every reader fixes) and the demand over-approximated:
+relation (the argument positions every reader narrows) and the demand over-approximated:
 a reader's demand rule keeps only the literals that bind those positions, so the asked
 relation holds at least every value a reader's instance could ask about, and the
 restricted relation holds exactly the facts of the original one that could be read.
 
-A position is fixed at a reading literal (positive or under ``not``) when its term is
-ground, or each of its variables occurs in a *binding* literal of the same body (a
-positive literal of a relation that depends on no restricted relation and on no move),
-or at a position of the rule's head that its own asked relation fixes. The binding
-literals depend on no restricted relation, so the asked relations sit below every
-restricted one and the program stays stratified; they depend on no move, so a relation
-of the state stays one of the state.
+A reading literal (positive or under ``not``) *narrows* a position when each variable of
+the position's term is bound, by a *binding* literal of the same body (a positive literal
+of a relation that depends on no restricted relation and on no move) or by the rule's
+head at a position its own asked relation holds, and one of them comes from that head or
+from a ``true`` literal over a fluent the initial state holds at most one of a role (whose
+turn it is, a counter). A position narrowed only by static literals (``(role ?player)``)
+asks about the whole domain, and one fixed by a ground term is what the copies kept to
+constants (:mod:`.specialise`) and the restriction to uses (:mod:`.uses`) narrow already.
+The binding literals depend on no restricted relation, so the asked relations sit below
+every restricted one and the program stays stratified; they depend on no move, so a
+relation of the state stays one of the state.
 
-A relation is restricted only where every reader narrows it: a position fixed by a
-literal of the state, or by an asked relation of the head. A position fixed by static
-literals alone (``(role ?player)``) asks about the whole domain, and the asked relation
-would only add work; one fixed by a ground term is a constant the relation's copies
-kept to constants (:mod:`.specialise`) and its restriction to its uses (:mod:`.uses`)
-already narrow it to.
+A relation whose rules each copy one relation derived whole anyway is left whole (it
+costs no more to derive whole than to restrict), and asked relations defined alike are
+merged into one.
 """
 
 from __future__ import annotations
@@ -41,11 +42,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..terms import RawTerm, variables_of
-from .program import FlatRule, RelationKey, literal_atom, relation_args, relation_key
+from .program import (
+    DOES_KEY,
+    TRUE_KEY,
+    FlatRule,
+    RelationKey,
+    literal_atom,
+    relation_args,
+    relation_key,
+)
 from .uses import KEPT_WHOLE
-
-TRUE_NAME = "true"
-DOES_NAME = "does"
 
 
 def asked_name(key: RelationKey) -> str:
@@ -66,25 +72,6 @@ def _body_keys(rule: FlatRule) -> Iterable[RelationKey]:
         _, atom = literal_atom(literal)
         if atom is not None:
             yield relation_key(atom)
-
-
-def _reaching(rules: list[FlatRule], seeds: set[str]) -> set[RelationKey]:
-    """The relations that depend, through any rule, on a relation named in ``seeds``."""
-    found: set[RelationKey] = set()
-    changed = True
-    while changed:
-        changed = False
-        for rule in rules:
-            key = rule.head_key
-            if key in found:
-                continue
-            for body_key in _body_keys(rule):
-                name = body_key[0] if isinstance(body_key, tuple) else body_key
-                if name in seeds or body_key in found:
-                    found.add(key)
-                    changed = True
-                    break
-    return found
 
 
 def _dependencies(rules: list[FlatRule]) -> dict[RelationKey, set[RelationKey]]:
@@ -131,12 +118,10 @@ class _Analysis:
     """The relations to restrict and the positions their readers fix."""
 
     def __init__(self, rules: list[FlatRule]) -> None:
-        self.rules = rules
-        self.of_state = _reaching(rules, {TRUE_NAME})
-        self.of_moves = _reaching(rules, {DOES_NAME})
         self.depends = _dependencies(rules)
+        self.of_state = {key for key, below in self.depends.items() if TRUE_KEY in below}
+        self.of_moves = {key for key, below in self.depends.items() if DOES_KEY in below}
         self.few = _few_fluent_heads(rules)
-        heads = {rule.head_key for rule in rules}
         self.rules_of: dict[RelationKey, list[FlatRule]] = {}
         for rule in rules:
             self.rules_of.setdefault(rule.head_key, []).append(rule)
@@ -148,7 +133,7 @@ class _Analysis:
                     self.readers.setdefault(relation_key(atom), []).append((rule, at))
         self.restricted: set[RelationKey] = {
             key
-            for key in heads
+            for key in self.rules_of
             if isinstance(key, tuple)
             and key[0] not in KEPT_WHOLE
             and key in self.of_state
@@ -162,10 +147,9 @@ class _Analysis:
 
     def binds(self, key: RelationKey) -> bool:
         """Whether a positive literal of ``key`` may bind an asked relation's values."""
-        name = key[0] if isinstance(key, tuple) else key
-        if name == TRUE_NAME:
+        if key == TRUE_KEY:
             return True
-        if name == DOES_NAME or key in self.of_moves or key in self.restricted:
+        if key == DOES_KEY or key in self.of_moves or key in self.restricted:
             return False
         return self.restricted.isdisjoint(self.depends.get(key, ()))
 
@@ -202,7 +186,7 @@ class _Analysis:
         for literal in self.binding_literals(rule, at):
             names = variables_of(literal)
             bound |= names
-            if literal[0] == TRUE_NAME and _fluent_head(literal) in self.few:
+            if relation_key(literal) == TRUE_KEY and _fluent_head(literal) in self.few:
                 narrowing |= names
         narrows: set[int] = set()
         for position, term in enumerate(relation_args(atom)):
@@ -225,9 +209,7 @@ class _Analysis:
             if len(read) != 1:
                 return False
             (source,) = read
-            if source != (TRUE_NAME, 1) and (
-                source not in self.of_state or source in self.restricted
-            ):
+            if source != TRUE_KEY and (source not in self.of_state or source in self.restricted):
                 return False
         return True
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from collections.abc import Collection
+from itertools import groupby
 from operator import itemgetter
 
 from ..terms import RawTerm, sort_key, wrap
@@ -142,13 +143,8 @@ class MoveOrder:
         keys, moves, rank = self._keys, self._moves, self.tables[0]
         points = [bisect_left(keys, key) for key in incoming]
         places: list[tuple[int, int]] = []
-        start = 0
-        while start < len(points):
-            point = points[start]
-            end = start
-            while end < len(points) and points[end] == point:
-                end += 1
-            count = end - start
+        for point, falling in groupby(points):
+            count = len(list(falling))
             below = rank[moves[point - 1]] if point else None
             above = rank[moves[point]] if point < len(moves) else None
             if below is None:
@@ -159,7 +155,6 @@ class MoveOrder:
             if step < 1 or max(abs(below), abs(above)) >= RANK_LIMIT:
                 return None
             places.extend((point, below + step * (at + 1)) for at in range(count))
-            start = end
         return places
 
     def _merge_all(self, incoming: list[tuple]) -> None:
