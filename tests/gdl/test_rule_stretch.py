@@ -14,8 +14,21 @@ import pytest
 from shared_material import SHARED
 
 from server.gdl import Game
-from server.gdl.compiled import GroundingOverBudget, GroundingTooLarge
-from server.gdl.compiled.engine import DEFAULT_TIME_LIMIT, RULE_STRETCH, rule_budget
+from server.gdl.compiled import (
+    GroundingOverBudget,
+    GroundingPastStretch,
+    GroundingTooLarge,
+    NetworkOverBudget,
+)
+from server.gdl.compiled.engine import (
+    DEFAULT_TIME_LIMIT,
+    FACTORED,
+    FACTORED_MAX_BUDGET,
+    RULE_STRETCH,
+    factored_budget,
+    later_budget,
+    rule_budget,
+)
 from server.gdl.compiled.grounder import ground
 from server.gdl.game import forget_failed_compiles
 from server.gdl.parser import Rule, parse_gdl
@@ -65,7 +78,7 @@ def test_without_a_stretch_the_budget_stops_it() -> None:
 
 
 def test_a_program_past_the_stretch_stops_there() -> None:
-    with pytest.raises(GroundingOverBudget, match=f"more than {STRETCH_TO} ground rules"):
+    with pytest.raises(GroundingPastStretch, match=f"more than {STRETCH_TO} ground rules"):
         grounded(triples(20), work_budget=1e9)  # 8,000 triples
 
 
@@ -76,8 +89,9 @@ def test_a_bound_near_the_work_budget_stops_grounding_at_the_budget() -> None:
     grounding and reading a larger program)."""
     rules = triples(17)
     assert grounded(rules, work_budget=700_000) > BUDGET
-    with pytest.raises(GroundingOverBudget, match=f"more than {BUDGET} ground rules"):
+    with pytest.raises(GroundingOverBudget, match=f"more than {BUDGET} ground rules") as stop:
         grounded(rules, work_budget=500_000)
+    assert not isinstance(stop.value, GroundingPastStretch)
 
 
 def test_the_stretch_never_passes_the_rule_cap() -> None:
@@ -106,3 +120,29 @@ def test_chinese_checkers_for_six_compiles_within_the_default_limit() -> None:
     game = Game.from_file(SHARED / "conformance" / "games" / "chineseCheckers6.kif")
     assert game.engine.name == "compiled", game.fallback_reason
     assert game.engine.network.stats["ground_rules"] > rule_budget(DEFAULT_TIME_LIMIT)
+
+
+def test_the_later_attempts_have_the_whole_limit_after_a_failure_cheap_per_rule() -> None:
+    """A program that grew past its stretch, or that its estimate refused, is cheap per
+    rule: factoring it gets the budgets of the whole limit. One stopped at its budget
+    with its bound near the limit (chess, the checkers family) gets the smaller budgets
+    of :func:`factored_budget`, as before; from a 5.4 s limit on both are capped alike."""
+    cheap = [GroundingPastStretch("past"), NetworkOverBudget("estimated")]
+    for failure in cheap:
+        assert later_budget(DEFAULT_TIME_LIMIT, failure) == DEFAULT_TIME_LIMIT
+    slow = GroundingOverBudget("more than 80000 ground rules")
+    assert later_budget(DEFAULT_TIME_LIMIT, slow) == factored_budget(DEFAULT_TIME_LIMIT) < 1
+    for failure in [*cheap, slow]:
+        assert later_budget(10.0, failure) == FACTORED_MAX_BUDGET
+
+
+@pytest.mark.shared("conformance/games/pacman2p.kif")
+def test_pacman_compiles_factored_within_the_default_limit() -> None:
+    """315,803 ground rules as written, past the stretch of its budget; factored, 52,969,
+    estimated at 2.9 s and compiled in 0.7 to 0.8 s. With the smaller budgets of 0.8 s
+    the factored attempt was refused and the game fell back (8 times the prover through
+    the public API, 28 times compiled)."""
+    forget_failed_compiles()
+    game = Game.from_file(SHARED / "conformance" / "games" / "pacman2p.kif")
+    assert game.engine.name == "compiled", game.fallback_reason
+    assert game.engine.form == FACTORED

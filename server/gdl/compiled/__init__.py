@@ -2,7 +2,8 @@
 
 Entry point: :func:`compile_engine` (or :meth:`CompiledEngine.from_rules`), which
 raises :class:`CompileError` (subclasses :class:`GroundingTooLarge`,
-:class:`GroundingTooSlow`, :class:`GroundingOverBudget` and :class:`NetworkOverBudget`)
+:class:`GroundingTooSlow`, :class:`GroundingOverBudget`, :class:`GroundingPastStretch` and
+:class:`NetworkOverBudget`)
 with a ``reason`` when the game cannot be compiled within the configured limits, so
 that the caller can fall back to the interpreter.
 """
@@ -18,6 +19,7 @@ from .engine import DEFAULT_MAX_GROUND_RULES, DEFAULT_TIME_LIMIT, CompiledEngine
 from .errors import (  # noqa: E402
     CompileError,
     GroundingOverBudget,
+    GroundingPastStretch,
     GroundingTooLarge,
     GroundingTooSlow,
     NetworkOverBudget,
@@ -43,6 +45,7 @@ __all__ = [
     "CompileError",
     "CompiledEngine",
     "GroundingOverBudget",
+    "GroundingPastStretch",
     "GroundingTooLarge",
     "GroundingTooSlow",
     "NetworkOverBudget",

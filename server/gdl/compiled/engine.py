@@ -22,8 +22,10 @@ from .codegen import compile_plan, run_module
 from .errors import (
     CompileError,
     GroundingOverBudget,
+    GroundingPastStretch,
     GroundingTooLarge,
     GroundingTooSlow,
+    NetworkOverBudget,
     OutsideGroundingError,
 )
 from .estimate import work_budget
@@ -87,7 +89,8 @@ FACTORED_HANDICAP = 1.2
 """The seconds of budget the later attempts (the move tests on the state complemented,
 then the rules factored) go without: an attempt that fails at the default 2 s costs 0.2
 to 0.35 s, and the later ones are given the budgets of 0.8 s there (32,000 ground rules,
-a failure of about 0.1 s each), so that a failed compile stays near 0.5 s."""
+a failure of about 0.1 s each), so that a failed compile stays near 0.5 s. Only after
+a first failure at the rule budget, its bound near the limit (see :func:`later_budget`)."""
 
 FACTORED_MAX_BUDGET = 4.2
 """The most seconds of budget a later attempt has (190,000 ground rules, an estimate
@@ -104,6 +107,22 @@ as written, its frame rule complemented."""
 def factored_budget(time_limit: float) -> float:
     """The seconds whose budgets each later attempt has under ``time_limit``."""
     return max(min(time_limit - FACTORED_HANDICAP, FACTORED_MAX_BUDGET), 0.0)
+
+
+def later_budget(time_limit: float, as_written: CompileError) -> float:
+    """The seconds whose budgets each later attempt has after the rules as written
+    failed with ``as_written``: :func:`factored_budget`, or the whole time limit (at
+    most :data:`FACTORED_MAX_BUDGET`) when that failure says the program is cheap per
+    rule: its budget was stretched and it grew past that too, or its estimate, not its
+    count, refused it. The handicap is there for the programs that ground slowest and
+    then fail (chess, laikLee_hex, the checkers family), whose later attempts at full
+    budgets cost 0.1 to 0.2 s more; after the failures named here, a later attempt at
+    full budgets costs 0.1 s or less when it fails too, and it compiles pacman2p and
+    pacman3p factored (53,000 and 50,000 ground rules, estimated at 2.9 s, in 0.7 to
+    0.8 s) within the default 2 s."""
+    if isinstance(as_written, GroundingPastStretch | NetworkOverBudget):
+        return min(time_limit, FACTORED_MAX_BUDGET)
+    return factored_budget(time_limit)
 
 
 def rule_budget(time_limit: float) -> int:
@@ -290,9 +309,9 @@ class CompiledEngine:
                         if factoring is not None:
                             raise
                         drop_frames(as_written)  # the first program freed before the next
-                        budgets = factored_budget(time_limit)
+                        budgets = later_budget(time_limit, as_written)
                         later = [(FACTORED, lambda: attempt(True, budgets))]
-                        if budgets >= COMPLEMENT_MIN_BUDGET:
+                        if factored_budget(time_limit) >= COMPLEMENT_MIN_BUDGET:
                             later.insert(
                                 0,
                                 (COMPLEMENTED, lambda: attempt(False, budgets, state_tests=True)),

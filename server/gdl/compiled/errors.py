@@ -34,6 +34,12 @@ class GroundingOverBudget(GroundingTooSlow):
     """
 
 
+class GroundingPastStretch(GroundingOverBudget):
+    """The ground program passed the rules its budget was stretched to: cheap to compile
+    per rule by the bound of its estimate, but too many rules as they are written (see
+    :meth:`server.gdl.compiled.grounder._Collector.stretch`)."""
+
+
 class NetworkOverBudget(GroundingOverBudget):
     """Compiling the ground program is estimated to cost more than the time limit
     allows (:mod:`server.gdl.compiled.estimate`), decided by counting while grounding
@@ -55,6 +61,7 @@ def check_deadline(deadline: float, stage: str) -> None:
 __all__ = [
     "CompileError",
     "GroundingOverBudget",
+    "GroundingPastStretch",
     "GroundingTooLarge",
     "GroundingTooSlow",
     "NetworkOverBudget",

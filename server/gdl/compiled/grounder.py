@@ -21,6 +21,7 @@ from .demand import drop_demand
 from .errors import (
     CompileError,
     GroundingOverBudget,
+    GroundingPastStretch,
     GroundingTooLarge,
     GroundingTooSlow,
     check_deadline,
@@ -249,7 +250,7 @@ class _Collector:
         if stretch_to >= self.hard_cap:
             self.too_many = GroundingTooLarge(f"more than {stretch_to} ground rules")
         else:
-            self.too_many = GroundingOverBudget(
+            self.too_many = GroundingPastStretch(
                 f"more than {stretch_to} ground rules, more than the time limit allows"
             )
         return True
