@@ -64,14 +64,14 @@ to 6 s. So an attempt stops as soon as grounding passes this budget (80,000 rule
 deadline."""
 
 RULE_STRETCH = 1.4
-"""How far past its rule budget an attempt grounds on when the bound of its estimate
-extrapolated that far stays within the time limit (:meth:`.grounder._Collector.stretch`):
-to 112,000 rules at the default 2 s. The budget is a count of rules for the cost of
-a failed attempt; the estimate tells the cost of compiling better (on today's corpus
-the programs of 80,000 to 112,000 rules estimated within 2 s compile in 0.3 to 1.6 s:
-chineseCheckers6 and chineseCheckers4), and the games refused stop at the budget or a
-few thousand rules past it, when their bound passes the limit, and at 1.4 times the
-budget at most."""
+"""How far past its rule budget an attempt grounds on when the bound of its estimate,
+extrapolated that far, stays well within the estimate's budget
+(:meth:`.grounder._Collector.stretch`): to 112,000 rules at the default 2 s. The budget
+is a count of rules for the cost of a failed attempt; the estimate tells the cost of
+compiling better (on today's corpus the programs of 80,000 to 112,000 rules estimated
+within 2 s, chineseCheckers6 and chineseCheckers4, compile in 0.3 to 1.6 s). An attempt
+not stretched stops at the budget as before; one stretched stops at 1.4 times it, or
+sooner when its bound passes the estimate's budget."""
 
 ATTEMPT_SECONDS = 0.4
 """The part of the time limit that buys no ground rules (at most :data:`ATTEMPT_SHARE`

@@ -142,7 +142,7 @@ class _Collector:
 
     With ``stretch_to``, grounding that reaches ``budget`` goes on up to that many rules
     (at most ``max_rules``) when the bound, counted in full and extrapolated to them,
-    stays within ``work_budget`` (see :meth:`stretch`).
+    stays within :data:`STRETCH_SHARE` of ``work_budget`` (see :meth:`stretch`).
     """
 
     def __init__(
