@@ -83,6 +83,7 @@ FAILURE_KINDS = (
     "CompileError",
     "GroundingTooLarge",
     "GroundingOverBudget",
+    "GroundingPastStretch",
     "NetworkOverBudget",
     "SlowerThanInterpreter",
 )
@@ -91,7 +92,13 @@ failure read from the store leads to what the same failure would (a compile asid
 budget too small, none for rules the compiler refuses)."""
 
 SHRINKING_FAILURES = frozenset(
-    {"CompileError", "GroundingTooLarge", "GroundingOverBudget", "NetworkOverBudget"}
+    {
+        "CompileError",
+        "GroundingTooLarge",
+        "GroundingOverBudget",
+        "GroundingPastStretch",
+        "NetworkOverBudget",
+    }
 )
 """Failures that any smaller budget (less time and no more rules) meets too: rules the
 compiler refuses whatever the budget, and counts past caps or past the time the

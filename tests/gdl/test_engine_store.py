@@ -19,8 +19,10 @@ import pytest
 import server.gdl.engine_store as engine_store_module
 from server.gdl import Game, parse_gdl
 from server.gdl.compile_budget import CompileBudget
+from server.gdl.compile_memo import fails_again
 from server.gdl.compiled import GroundingTooLarge, GroundingTooSlow
-from server.gdl.compiled.errors import SlowerThanInterpreter
+from server.gdl.compiled import errors as compile_errors
+from server.gdl.compiled.errors import CompileError, SlowerThanInterpreter
 from server.gdl.engine_store import EngineStore, engine_store, rules_digest
 from server.gdl.game import forget_compiled_engines, forget_failed_compiles
 
@@ -281,6 +283,29 @@ def test_a_failure_read_back_is_the_failure_kept(tmp_path: Path) -> None:
     assert entry.failure(CompileBudget(2.0, SET_UP_RULES * 2)) is None
     smaller = entry.failure(CompileBudget(1.0, SET_UP_RULES // 2))
     assert isinstance(smaller, GroundingTooLarge) and smaller.reason == "too many rules"
+
+
+def test_every_failure_that_would_fail_again_is_kept_as_what_it_was(tmp_path: Path) -> None:
+    """Each kind of compile failure that would fail again whatever the load (a count past
+    a cap or a stretch, an estimate, rules refused) is kept and read back as that kind,
+    so a kind added later is not silently tried again by every process."""
+    rules = parse_gdl(NINE_BOARD.read_text(encoding="utf-8"))
+    entry = EngineStore(tmp_path / "engines", 2**30).entry(rules)
+    kinds = [
+        kind
+        for kind in vars(compile_errors).values()
+        if isinstance(kind, type) and issubclass(kind, CompileError)
+    ]
+    assert "GroundingPastStretch" in {kind.__name__ for kind in kinds}
+    for number, kind in enumerate(kinds):
+        failure = kind(f"reason {number}")
+        budget = CompileBudget(2.0 + number, SET_UP_RULES)
+        assert entry.keep_failure(budget, failure) == fails_again(failure), kind.__name__
+        read = entry.failure(budget)
+        if fails_again(failure):
+            assert type(read) is kind and read.reason == f"reason {number}"
+        else:
+            assert read is None
 
 
 def test_a_lost_race_is_kept_for_its_own_budget_only(tmp_path: Path) -> None:
