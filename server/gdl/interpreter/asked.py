@@ -39,14 +39,13 @@ merged into one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from ..terms import RawTerm, variables_of
 from .program import (
     DOES_KEY,
     TRUE_KEY,
     FlatRule,
     RelationKey,
+    body_relations,
     literal_atom,
     relation_args,
     relation_key,
@@ -67,18 +66,11 @@ def is_asked(key: RelationKey) -> bool:
     return name.startswith("<") and name.endswith(" asked>")
 
 
-def _body_keys(rule: FlatRule) -> Iterable[RelationKey]:
-    for literal in rule.body:
-        _, atom = literal_atom(literal)
-        if atom is not None:
-            yield relation_key(atom)
-
-
 def _dependencies(rules: list[FlatRule]) -> dict[RelationKey, set[RelationKey]]:
     """Per relation: every relation it depends on, directly or not."""
     direct: dict[RelationKey, set[RelationKey]] = {}
     for rule in rules:
-        direct.setdefault(rule.head_key, set()).update(_body_keys(rule))
+        direct.setdefault(rule.head_key, set()).update(key for key, _ in body_relations(rule))
     closed: dict[RelationKey, set[RelationKey]] = {}
     for key in direct:
         seen: set[RelationKey] = set()

@@ -153,7 +153,8 @@ class Program:
         return sorted(needed)
 
 
-def _dependencies(rule: FlatRule) -> Iterable[tuple[RelationKey, bool]]:
+def body_relations(rule: FlatRule) -> Iterable[tuple[RelationKey, bool]]:
+    """The relations ``rule``'s body reads, each with whether its literal is positive."""
     for literal in rule.body:
         positive, atom = literal_atom(literal)
         if atom is not None:
@@ -278,7 +279,7 @@ def analyse(
             raise GdlError(f"{rule.source.where}: '{key_name(head)}' cannot be the head of a rule")
         note(head)
         rules_by_head.setdefault(head, []).append(rule)
-        for key, positive in _dependencies(rule):
+        for key, positive in body_relations(rule):
             note(key)
             edges.setdefault(head, set()).add(key)
             if not positive:
