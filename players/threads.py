@@ -39,15 +39,18 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
-def _run(job: _Job) -> None:
-    """Do one job and hand its outcome to its event loop."""
-    function, args, loop, future, finished = job
-    result: Any = None
-    error: BaseException | None = None
+def _run(job: _Job) -> tuple[Any, BaseException | None]:
+    """Do one job: its result, or the error it raised."""
+    function, args = job[0], job[1]
     try:
-        result = function(*args)
+        return function(*args), None
     except BaseException as raised:  # handed over to the awaiting coroutine
-        error = raised
+        return None, raised
+
+
+def _hand_over(job: _Job, result: Any, error: BaseException | None) -> None:
+    """Hand a job's outcome to its event loop."""
+    _, _, loop, future, finished = job
     try:
         loop.call_soon_threadsafe(_settle, future, result, error)
         if finished is not None:
@@ -72,9 +75,12 @@ class _Worker:
                 if self._pool.retire(self):
                     return
                 continue  # taken for a job just now: it is on its way
-            _run(job)
-            del job  # no reference to the work's result kept while idle
+            result, error = _run(job)
+            # idle before the caller hears back, so that the work it asks for next
+            # comes to this thread rather than to a new one
             self._pool.rest(self)
+            _hand_over(job, result, error)
+            del job, result, error  # no reference to the work's result kept while idle
 
 
 class _Pool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
@@ -19,6 +20,26 @@ async def test_work_in_a_row_reuses_the_thread_that_finished() -> None:
     second = await threads.in_thread(_current)
     assert first is second
     assert first is not threading.main_thread() and first.daemon
+
+
+class _SlowToRest(threads._Pool):
+    """A pool whose threads take a while to note that they are idle."""
+
+    def rest(self, worker: threads._Worker) -> None:
+        time.sleep(0.2)
+        super().rest(worker)
+
+
+async def test_a_thread_is_idle_before_its_caller_hears_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The caller's next work reuses the thread however late the thread is scheduled
+    after handing over its outcome: it rests first (CI once saw a second thread here)."""
+    monkeypatch.setattr(threads, "_pool", _SlowToRest(idle_seconds=30.0))
+    first = await threads.in_thread(_current)
+    assert threads.idle_threads() == 1
+    second = await threads.in_thread(_current)
+    assert first is second
 
 
 async def test_work_never_waits_behind_a_thread_that_is_stuck() -> None:
