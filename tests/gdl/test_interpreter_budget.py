@@ -397,10 +397,12 @@ CORPUS_CHOICES = [
     ("othelloSuicide", "full"),
     ("chess", "small"),
     ("brawl", "none"),
+    ("amazons", "none"),
 ]
 """Games whose budgets differ 1.5 to 60 times (CPU time, so a loaded machine disturbs
 the choice little): the first ones are faster with state relations materialised, the last
-one with all of them on demand. The mummy mazes are not among them: their state
+two with all of them on demand (amazons by five times, once its trials have parted small
+and full within TRIAL_MAX_NS). The mummy mazes are not among them: their state
 relations depend on the walls only, so the budgets share them between states and run
 about as fast. Nor is chineseCheckers4 any more, which was faster on demand as that
 derived the moves of the player in control only: its rules now derive no others (see
@@ -630,3 +632,28 @@ def test_one_off_costs_of_the_first_states_do_not_end_the_trial() -> None:
     engine = interpreter(PAINT, clock)
     first_moves_until_chosen(engine, clock, lambda at: 20_000_000 if at < 2 else 1_000_000)
     assert engine.budget_choice == "full"
+
+
+def test_a_trial_of_slow_transitions_decides_within_its_cpu_time() -> None:
+    """Amazons: small and full cost 180 and 135 ms a transition. The trial decides on
+    the sums once both budgets together have spent TRIAL_MAX_NS, rather than timing every
+    call twice until the votes part (22 transitions, 7.7 s)."""
+    clock = WayClock(small_ns=60_000_000, full_ns=45_000_000)  # none: its trial ends at once
+    engine = interpreter(PAINT, clock)
+    transitions = first_moves_until_chosen(engine, clock, lambda at: 45_000_000)
+    assert engine.budget_choice == "full"
+    both_per_transition = 3 * (60_000_000 + 45_000_000)
+    # (plus the goals timed at the fourth transition, and the trial against none)
+    assert transitions <= interpreter_engine.TRIAL_MAX_NS // both_per_transition + 2
+    assert transitions < interpreter_engine.TRIAL_VOTES_FROM
+
+
+def test_goals_dear_on_one_budget_do_not_end_the_trial_before_a_transition_is_timed() -> None:
+    """Amazons again: no budget runs a transition five times as fast as full, while its
+    goals (asked once a playout; timed at the trial's fourth transition) cost 73 ms
+    against full's 6. Timed alone, the goals end no trial: no budget wins."""
+    goals = {"small": 6_000_000, "full": 6_000_000, "none": 73_000_000}
+    clock = WayClock(small_ns=60_000_000, full_ns=45_000_000, none_ns=8_000_000, goal_ns=goals)
+    engine = interpreter(PAINT, clock)
+    walk(engine, clock, 60)
+    assert engine.budget_choice == "none" and engine._trial is None

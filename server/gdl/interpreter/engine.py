@@ -127,6 +127,12 @@ TRIAL_CUT_REPEAT_S = 0.02
 """Once the cut is due, the alarm rings again every this many seconds of CPU time until
 the call stops: it raises only in the interpreter's own code (see :func:`_may_cut_in`),
 not where Python would ignore it (a garbage collector callback, a ``__del__``)."""
+TRIAL_MAX_NS = 2_000_000_000
+"""CPU time a trial (a revision too) spends at most, both budgets' calls summed, before
+it decides on the sums (from TRIAL_SETTLED transitions on when it timed so many, else
+over all its calls that compiled nothing). Most games' trials end well within it; amazons
+timed small against full (180 and 135 ms a transition) for 22 transitions, 7.7 s of CPU
+time in which every call ran twice, before none (25 ms) ended the next trial at once."""
 REVISION_TRANSITIONS = 256
 """Transitions a trial started by the watch (see :class:`_BudgetWatch`) times at most; it
 decides on the sums of CPU time, not on votes, so that a rare expensive call counts (a
@@ -911,7 +917,10 @@ class _BudgetTrial:
         # transitions, then 3 to 10 times faster) end the trial only when the sums are as
         # far apart as a call that is cut; the sums from TRIAL_SETTLED on, by less
         own, other = self.spent
-        settled_own, settled_other = self.settled
+        # the settled sums hold a transition past the goals timed at TRIAL_SETTLED: goals
+        # are asked once a playout (amazons' cost 73 ms with no budget against 6 ms with
+        # the full one, whose transitions take 135 ms against 25)
+        settled_own, settled_other = self.settled if self.transitions > TRIAL_SETTLED else (0, 0)
         if (
             other > TRIAL_CLEAR_FACTOR * own + TRIAL_CUT_NS
             or settled_other > TRIAL_CLEAR_FACTOR * settled_own + TRIAL_CLEAR_NS
@@ -922,6 +931,10 @@ class _BudgetTrial:
             or settled_own > TRIAL_CLEAR_FACTOR * settled_other + TRIAL_CLEAR_NS
         ):
             self.own._end_trial(other_won=True)
+        elif self.raw[0] + self.raw[1] >= TRIAL_MAX_NS:
+            if self.transitions > TRIAL_SETTLED:
+                own, other = settled_own, settled_other
+            self.own._end_trial(other_won=other < own)
         elif self.revision:
             if self.transitions >= REVISION_TRANSITIONS:
                 self.own._end_trial(other_won=settled_other < settled_own)
