@@ -78,6 +78,8 @@ class WayClock:
         self.costs = {"small": small_ns, "full": full_ns, "none": none_ns}
         self.goal_costs = goal_ns or self.costs
         """What the goals cost in the trial's probe (by default, as any call)."""
+        self.compiling: set[int] = set()
+        """Transitions (counted from 0) whose calls compile rules, as far as the trial sees."""
         self.engine: Interpreter | None = None
         self.trial: object = None
         self.calls = 0
@@ -93,6 +95,8 @@ class WayClock:
             self.trial, self.calls, self.reads = trial, trial.calls, 0
         closing, second = self.reads % 2, self.reads // 2
         self.reads += 1
+        if closing and trial.transitions in self.compiling:
+            trial.other._compilations += 1
         if closing:
             runs_own = bool(trial.calls & 1) != bool(second) if second < 2 else not second & 1
             budget = (trial.own if runs_own else trial.other)._state_budget
@@ -657,3 +661,63 @@ def test_goals_dear_on_one_budget_do_not_end_the_trial_before_a_transition_is_ti
     engine = interpreter(PAINT, clock)
     walk(engine, clock, 60)
     assert engine.budget_choice == "none" and engine._trial is None
+
+
+def test_goals_end_no_trial_while_the_transitions_after_them_compile_rules() -> None:
+    """As above, and the calls of the transition after the goals compile rules (no budget
+    meets new questions), so they are left out of the sums: the goals alone are no
+    transition either."""
+    goals = {"small": 6_000_000, "full": 6_000_000, "none": 73_000_000}
+    clock = WayClock(small_ns=60_000_000, full_ns=45_000_000, none_ns=8_000_000, goal_ns=goals)
+    clock.compiling = {interpreter_engine.TRIAL_SETTLED}
+    engine = interpreter(PAINT, clock)
+    walk(engine, clock, 60)
+    assert engine.budget_choice == "none" and engine._trial is None
+
+
+COMPILING = """
+def compile_for(engine, seconds):
+    engine._compiling_since = thread_time_ns()
+    try:
+        done = process_time() + seconds
+        while process_time() < done:
+            pass
+    finally:
+        engine._compiled_now()
+"""
+"""Compiling rules as the interpreter counts it, for ``seconds`` of CPU time, in the
+rules' generated code (where a cut may land)."""
+
+
+@pytest.mark.source_modules
+def test_the_cut_waits_while_the_other_budget_compiles_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Compiling rules is a one-off cost of a budget's first states, which the trial's sums
+    leave out: amazons' first call with no budget compiled 40 rules in 190 ms and was cut,
+    keeping the full budget at a fifth of the speed. The cut waits for compiling (here
+    0.3 s against a cut after 50 ms), then cuts what runs away after it."""
+    engine, state = _trial_of_the_full_budget(monkeypatch)
+    assert engine._trial is not None
+    other = engine._trial.other
+    compile_for = _rules_code(
+        COMPILING, "compile_for", thread_time_ns=time.thread_time_ns, process_time=time.process_time
+    )
+    answer = other._is_terminal
+
+    def compiling_then_answering(state: object) -> bool:
+        compile_for(other, 0.3)
+        return bool(answer(state))
+
+    other._is_terminal = compiling_then_answering  # type: ignore[method-assign]
+    assert engine.is_terminal(state) is False
+    assert engine._trial is not None and engine._trial.other is other  # not cut
+    assert other.compiling_ns() >= 300_000_000
+
+    forever = _rules_code("def forever(state):\n    while True:\n        pass", "forever")
+
+    def compiling_then_running_away(state: object) -> bool:
+        compile_for(other, 0.3)
+        return bool(forever(state))
+
+    _cut_within_seconds(engine, state, compiling_then_running_away)

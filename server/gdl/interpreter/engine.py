@@ -107,6 +107,13 @@ then either choice costs little)."""
 TRIAL_SETTLED = 4
 """Transitions after which the trial's sums start: the first states cost more with
 either budget (indexes of static relations are built, the heap grows)."""
+TRIAL_SETTLED_STEPS = 4
+"""Whole transitions (every call of them timed, none compiling rules) the sums from
+TRIAL_SETTLED on must hold before they end a trial: they hold the goals timed at
+TRIAL_SETTLED too, asked once a playout. Amazons' goals cost 73 ms with no budget and
+6 ms with the full one, its transitions 25 ms and 135 ms: with one transition besides
+(the first of a playout, answered from the states met before), the goals kept the full
+budget, at a fifth of the speed, in one trial of three."""
 TRIAL_VOTES_FROM = 16
 """Transitions after which the trial's votes start. The budget the trial brings in warms
 up for longer than TRIAL_SETTLED transitions (its own rules, indexes and demand memos,
@@ -129,8 +136,8 @@ the call stops: it raises only in the interpreter's own code (see :func:`_may_cu
 not where Python would ignore it (a garbage collector callback, a ``__del__``)."""
 TRIAL_MAX_NS = 2_000_000_000
 """CPU time a trial (a revision too) spends at most, both budgets' calls summed, before
-it decides on the sums (from TRIAL_SETTLED transitions on when it timed so many, else
-over all its calls that compiled nothing). Most games' trials end well within it; amazons
+it decides on the sums (from TRIAL_SETTLED transitions on once those hold
+TRIAL_SETTLED_STEPS whole transitions, else over all its calls that compiled nothing). Most games' trials end well within it; amazons
 timed small against full (180 and 135 ms a transition) for 22 transitions, 7.7 s of CPU
 time in which every call ran twice, before none (25 ms) ended the next trial at once."""
 REVISION_TRANSITIONS = 256
@@ -776,6 +783,8 @@ class _BudgetTrial:
         "votes",
         "other_votes",
         "raw",
+        "whole_steps",
+        "step_whole",
     )
 
     def __init__(
@@ -793,6 +802,8 @@ class _BudgetTrial:
         self.votes = 0  # transitions compared, from TRIAL_VOTES_FROM on
         self.other_votes = 0  # those on which the other budget was faster
         self.raw = [0, 0]  # CPU ns of own and other over all calls
+        self.whole_steps = 0  # transitions in the settled sums with every call timed
+        self.step_whole = True  # whether every call since the last transition was timed
 
     def call(self, method: str, *args: object) -> object:
         clock = self.clock
@@ -823,8 +834,13 @@ class _BudgetTrial:
                 self.settled[1] += took[1]
             self.step[0] += took[0]
             self.step[1] += took[1]
+        else:
+            self.step_whole = False
         if method == "_next_state":
             self.transitions += 1
+            if self.step_whole and self.transitions > TRIAL_SETTLED:
+                self.whole_steps += 1
+            self.step_whole = True
             own_step, other_step = self.step
             if self.transitions > TRIAL_VOTES_FROM and own_step + other_step > 0:
                 self.votes += 1
@@ -878,10 +894,19 @@ class _BudgetTrial:
         if allowed <= 0 or not _can_time_out():
             return True, 0
         armed = [True]
+        other = self.other
+        compiled_before = other.compiling_ns()
+        cut_at = time.process_time() + allowed / 1e9
 
         def alarm(signum: int, frame: FrameType | None) -> None:
-            if armed[0] and _may_cut_in(frame):
-                raise _TrialTimeout()
+            # compiling rules is a one-off cost of a budget's first states, which the sums
+            # leave out: the cut waits for it (the alarm rings again TRIAL_CUT_REPEAT_S
+            # later). Amazons' first call with no budget compiled 40 rules in 190 ms.
+            if not armed[0] or not _may_cut_in(frame):
+                return
+            if time.process_time() < cut_at + (other.compiling_ns() - compiled_before) / 1e9:
+                return
+            raise _TrialTimeout()
 
         previous = signal.signal(signal.SIGPROF, alarm)
         outer_delay, outer_interval = signal.setitimer(
@@ -917,10 +942,10 @@ class _BudgetTrial:
         # transitions, then 3 to 10 times faster) end the trial only when the sums are as
         # far apart as a call that is cut; the sums from TRIAL_SETTLED on, by less
         own, other = self.spent
-        # the settled sums hold a transition past the goals timed at TRIAL_SETTLED: goals
-        # are asked once a playout (amazons' cost 73 ms with no budget against 6 ms with
-        # the full one, whose transitions take 135 ms against 25)
-        settled_own, settled_other = self.settled if self.transitions > TRIAL_SETTLED else (0, 0)
+        # the settled sums count once they hold TRIAL_SETTLED_STEPS whole transitions
+        # besides the goals timed at TRIAL_SETTLED
+        settled = self.whole_steps >= TRIAL_SETTLED_STEPS
+        settled_own, settled_other = self.settled if settled else (0, 0)
         if (
             other > TRIAL_CLEAR_FACTOR * own + TRIAL_CUT_NS
             or settled_other > TRIAL_CLEAR_FACTOR * settled_own + TRIAL_CLEAR_NS
@@ -932,7 +957,7 @@ class _BudgetTrial:
         ):
             self.own._end_trial(other_won=True)
         elif self.raw[0] + self.raw[1] >= TRIAL_MAX_NS:
-            if self.transitions > TRIAL_SETTLED:
+            if settled:
                 own, other = settled_own, settled_other
             self.own._end_trial(other_won=other < own)
         elif self.revision:
@@ -1001,6 +1026,7 @@ class _BudgetWatch:
 _BUDGET_STATE = (
     "_state_budget",
     "_compilations",
+    "_compiling_ns",
     "_demand",
     "_compiled",
     "_demand_compiled",
@@ -1118,6 +1144,10 @@ class Interpreter:
         answer (see :meth:`_Tabling.top_down`)."""
         self._state_budget = STATE_MATERIALISE_BUDGET
         self._compilations = 0
+        self._compiling_ns = 0
+        """CPU time (ns, of the calling thread) spent compiling rules so far."""
+        self._compiling_since = 0
+        """The thread's CPU time (ns) when the compiling under way began; 0: none is."""
         self._trial: _BudgetTrial | None = None
         self._may_try_budgets = True
         self.budget_choice: str | None = None
@@ -1330,21 +1360,39 @@ class Interpreter:
     def _rules_of(self, component: Component) -> list[CompiledRule]:
         compiled = self._compiled.get(component.index)
         if compiled is None:
-            recursive = component.keys if component.recursive else frozenset()
-            compiled = [self._compiler.compile(rule, recursive) for rule in component.rules]
+            self._compiling_since = time.thread_time_ns()
+            try:
+                recursive = component.keys if component.recursive else frozenset()
+                compiled = [self._compiler.compile(rule, recursive) for rule in component.rules]
+            finally:
+                self._compiled_now()
             self._compiled[component.index] = compiled
             self._compilations += 1
         return compiled
 
+    def _compiled_now(self) -> None:
+        """Count the CPU time of the compiling that ends now."""
+        self._compiling_ns += time.thread_time_ns() - self._compiling_since
+        self._compiling_since = 0
+
+    def compiling_ns(self) -> int:
+        """CPU time (ns) spent compiling rules so far, the compiling under way included."""
+        since = self._compiling_since
+        return self._compiling_ns + (time.thread_time_ns() - since if since else 0)
+
     def _demand_functions(self, key: RelationKey, positions: tuple[int, ...]) -> list:
         functions = self._demand_compiled.get((key, positions))
         if functions is None:
-            component = self.program.components[self.program.component_of[key]]
-            functions = [
-                self._compiler.compile_demand(rule, positions)
-                for rule in component.rules
-                if rule.head_key == key
-            ]
+            self._compiling_since = time.thread_time_ns()
+            try:
+                component = self.program.components[self.program.component_of[key]]
+                functions = [
+                    self._compiler.compile_demand(rule, positions)
+                    for rule in component.rules
+                    if rule.head_key == key
+                ]
+            finally:
+                self._compiled_now()
             self._demand_compiled[(key, positions)] = functions
             self._compilations += 1
         return functions
@@ -1537,6 +1585,7 @@ class Interpreter:
         other._revising = False
         other._budget = None
         other._compilations = 0
+        other._compiling_ns = other._compiling_since = 0
         other._demand = self._demand_with(budget)
         other._compiled = self._static_rules()
         other._demand_compiled = {}
