@@ -721,3 +721,42 @@ def test_the_cut_waits_while_the_other_budget_compiles_rules(
         return bool(forever(state))
 
     _cut_within_seconds(engine, state, compiling_then_running_away)
+
+
+BUSY = """
+def busy_for(seconds):
+    done = process_time() + seconds
+    while process_time() < done:
+        pass
+"""
+
+
+@pytest.mark.source_modules
+def test_the_cut_allows_for_what_a_transition_of_the_budget_kept_costs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Amazons' trial of no budget against full began at a state full had met (its call
+    took nothing) and none had not: 260 to 310 ms, cut after 250, where a transition of
+    full costs 120 ms. The cut allows four times what the trial before timed a transition
+    of the budget kept (here 100 ms, and a call of 0.3 s against a cut after 50 ms), so
+    such a call answers; a runaway is cut all the same."""
+    monkeypatch.setattr(interpreter_engine, "TRIAL_CUT_NS", 50_000_000)
+    monkeypatch.setattr(interpreter_engine, "OTHER_STATE_BUDGETS", (MATERIALISE_BUDGET,))
+    engine = Interpreter(rules(PAINT))
+    engine._kept_cost = 100_000_000  # as a trial before this one timed it
+    state = engine.initial_state()
+    engine.legal_moves(state, "painter")  # starts the trial
+    assert engine._trial is not None
+    other = engine._trial.other
+    busy_for = _rules_code(BUSY, "busy_for", process_time=time.process_time)
+    answer = other._is_terminal
+
+    def slow_first_answer(state: object) -> bool:
+        busy_for(0.3)
+        return bool(answer(state))
+
+    other._is_terminal = slow_first_answer  # type: ignore[method-assign]
+    assert engine.is_terminal(state) is False
+    assert engine._trial is not None and engine._trial.other is other  # not cut
+    forever = _rules_code("def forever(state):\n    while True:\n        pass", "forever")
+    _cut_within_seconds(engine, state, forever)
