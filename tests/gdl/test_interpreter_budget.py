@@ -677,13 +677,13 @@ def test_goals_end_no_trial_while_the_transitions_after_them_compile_rules() -> 
 
 COMPILING = """
 def compile_for(engine, seconds):
-    engine._compiling_since = thread_time_ns()
+    started = engine._start_compiling()
     try:
         done = process_time() + seconds
         while process_time() < done:
             pass
     finally:
-        engine._compiled_now()
+        engine._stop_compiling(started)
 """
 """Compiling rules as the interpreter counts it, for ``seconds`` of CPU time, in the
 rules' generated code (where a cut may land)."""
@@ -700,9 +700,7 @@ def test_the_cut_waits_while_the_other_budget_compiles_rules(
     engine, state = _trial_of_the_full_budget(monkeypatch)
     assert engine._trial is not None
     other = engine._trial.other
-    compile_for = _rules_code(
-        COMPILING, "compile_for", thread_time_ns=time.thread_time_ns, process_time=time.process_time
-    )
+    compile_for = _rules_code(COMPILING, "compile_for", process_time=time.process_time)
     answer = other._is_terminal
 
     def compiling_then_answering(state: object) -> bool:

@@ -137,9 +137,10 @@ not where Python would ignore it (a garbage collector callback, a ``__del__``)."
 TRIAL_MAX_NS = 2_000_000_000
 """CPU time a trial (a revision too) spends at most, both budgets' calls summed, before
 it decides on the sums (from TRIAL_SETTLED transitions on once those hold
-TRIAL_SETTLED_STEPS whole transitions, else over all its calls that compiled nothing). Most games' trials end well within it; amazons
-timed small against full (180 and 135 ms a transition) for 22 transitions, 7.7 s of CPU
-time in which every call ran twice, before none (25 ms) ended the next trial at once."""
+TRIAL_SETTLED_STEPS whole transitions, else over all its calls that compiled nothing).
+Most games' trials end well within it; amazons timed small against full (180 and 135 ms
+a transition) for 22 transitions, 7.7 s of CPU time in which every call ran twice,
+before none (25 ms) ended the next trial at once."""
 REVISION_TRANSITIONS = 256
 """Transitions a trial started by the watch (see :class:`_BudgetWatch`) times at most; it
 decides on the sums of CPU time, not on votes, so that a rare expensive call counts (a
@@ -1368,20 +1369,29 @@ class Interpreter:
     def _rules_of(self, component: Component) -> list[CompiledRule]:
         compiled = self._compiled.get(component.index)
         if compiled is None:
-            self._compiling_since = time.thread_time_ns()
+            started = self._start_compiling()
             try:
                 recursive = component.keys if component.recursive else frozenset()
                 compiled = [self._compiler.compile(rule, recursive) for rule in component.rules]
             finally:
-                self._compiled_now()
+                self._stop_compiling(started)
             self._compiled[component.index] = compiled
             self._compilations += 1
         return compiled
 
-    def _compiled_now(self) -> None:
-        """Count the CPU time of the compiling that ends now."""
-        self._compiling_ns += time.thread_time_ns() - self._compiling_since
-        self._compiling_since = 0
+    def _start_compiling(self) -> bool:
+        """Start counting the CPU time spent compiling rules, unless counting already (a
+        compile within a compile): whether it started."""
+        if self._compiling_since:
+            return False
+        self._compiling_since = time.thread_time_ns()
+        return True
+
+    def _stop_compiling(self, started: bool) -> None:
+        """Stop the count that :meth:`_start_compiling` ``started``."""
+        if started:
+            self._compiling_ns += time.thread_time_ns() - self._compiling_since
+            self._compiling_since = 0
 
     def compiling_ns(self) -> int:
         """CPU time (ns) spent compiling rules so far, the compiling under way included."""
@@ -1391,7 +1401,7 @@ class Interpreter:
     def _demand_functions(self, key: RelationKey, positions: tuple[int, ...]) -> list:
         functions = self._demand_compiled.get((key, positions))
         if functions is None:
-            self._compiling_since = time.thread_time_ns()
+            started = self._start_compiling()
             try:
                 component = self.program.components[self.program.component_of[key]]
                 functions = [
@@ -1400,7 +1410,7 @@ class Interpreter:
                     if rule.head_key == key
                 ]
             finally:
-                self._compiled_now()
+                self._stop_compiling(started)
             self._demand_compiled[(key, positions)] = functions
             self._compilations += 1
         return functions
