@@ -652,24 +652,22 @@ def test_a_trial_of_slow_transitions_decides_within_its_cpu_time() -> None:
     assert transitions < interpreter_engine.TRIAL_VOTES_FROM
 
 
-def test_goals_dear_on_one_budget_do_not_end_the_trial_before_a_transition_is_timed() -> None:
-    """Amazons again: no budget runs a transition five times as fast as full, while its
-    goals (asked once a playout; timed at the trial's fourth transition) cost 73 ms
-    against full's 6. Timed alone, the goals end no trial: no budget wins."""
+@pytest.mark.parametrize(
+    "compiling",
+    [set(), {interpreter_engine.TRIAL_SETTLED}],
+    ids=["timed", "compiling"],
+)
+def test_goals_dear_on_one_budget_end_no_trial_beside_a_transition_or_none(
+    compiling: set[int],
+) -> None:
+    """Amazons: no budget runs a transition five times as fast as full, while its goals
+    (asked once a playout; timed at the trial's fourth transition) cost 73 ms against
+    full's 6. The goals beside one transition end no trial; nor beside none, when the calls
+    of the transition after them compile rules (no budget meets new questions) and are left
+    out of the sums: no budget wins."""
     goals = {"small": 6_000_000, "full": 6_000_000, "none": 73_000_000}
     clock = WayClock(small_ns=60_000_000, full_ns=45_000_000, none_ns=8_000_000, goal_ns=goals)
-    engine = interpreter(PAINT, clock)
-    walk(engine, clock, 60)
-    assert engine.budget_choice == "none" and engine._trial is None
-
-
-def test_goals_end_no_trial_while_the_transitions_after_them_compile_rules() -> None:
-    """As above, and the calls of the transition after the goals compile rules (no budget
-    meets new questions), so they are left out of the sums: the goals alone are no
-    transition either."""
-    goals = {"small": 6_000_000, "full": 6_000_000, "none": 73_000_000}
-    clock = WayClock(small_ns=60_000_000, full_ns=45_000_000, none_ns=8_000_000, goal_ns=goals)
-    clock.compiling = {interpreter_engine.TRIAL_SETTLED}
+    clock.compiling = compiling
     engine = interpreter(PAINT, clock)
     walk(engine, clock, 60)
     assert engine.budget_choice == "none" and engine._trial is None
