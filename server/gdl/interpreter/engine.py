@@ -806,7 +806,7 @@ class _BudgetTrial:
         self.raw = [0, 0]  # CPU ns of own and other over all calls
         self.whole_steps = 0  # transitions in the settled sums with every call timed
         self.step_whole = True  # whether every call since the last transition was timed
-        self.floor = max(own._kept_cost, own._watch_floor)
+        self.floor = own._transition_cost()
         """CPU ns a transition of the budget kept took when last timed (0: not yet): a
         call of the other budget is cut only once past TRIAL_CLEAR_FACTOR times that too.
         Amazons' trial of no budget against full began at a state full had met (its call
@@ -905,7 +905,8 @@ class _BudgetTrial:
         armed = [True]
         other = self.other
         compiled_before = other.compiling_ns()
-        cut_at = time.process_time() + allowed / 1e9
+        started = time.process_time()
+        cut_at = started + allowed / 1e9
 
         def alarm(signum: int, frame: FrameType | None) -> None:
             # compiling rules is a one-off cost of a budget's first states, which the sums
@@ -927,10 +928,9 @@ class _BudgetTrial:
             signal.setitimer(signal.ITIMER_PROF, outer_delay, outer_interval)
             signal.signal(signal.SIGPROF, previous)
             return True, 0
-        started = time.process_time()
         start = self.clock()
         try:
-            getattr(self.other, method)(*args)
+            getattr(other, method)(*args)
             armed[0] = False
             took = self.clock() - start
         except _TrialTimeout:
@@ -1569,8 +1569,12 @@ class Interpreter:
         self._revising = False
         self._watch = None
         if self._revisions_left > 0:
-            expected = max(self._kept_cost, self._watch_floor)
-            self._watch = _BudgetWatch(self.trial_clock, expected)
+            self._watch = _BudgetWatch(self.trial_clock, self._transition_cost())
+
+    def _transition_cost(self) -> int:
+        """CPU ns a transition of the budget kept is expected to take: as its trial timed
+        it, or as the window that started the revisions under way (0: not known)."""
+        return max(self._kept_cost, self._watch_floor)
 
     def _watch_tick(self, watch: _BudgetWatch) -> None:
         """Read the watch's clock; try the budgets again when the kept one grew slow."""
