@@ -162,28 +162,48 @@ def generate_batch(plan: Plan) -> str:
     ]
     out.append(f"    ({moves},) = moves" if moves else "    pass")
     body = gate_lines(closure(next_roots, set(gates)))
+    # each table grouped by fluent once, rather than scanned once per fluent (quadratic:
+    # mineClearingSmall's 11,358 fluents and 68,000 general bodies took 97 s)
+    keep_of, kill_of, set_of = (
+        _moves_by_fluent(t) for t in (tables.keep, tables.kill, tables.sets)
+    )
+    general_of: dict[int, list[Conj]] = {}
+    for conj, conj_bit in tables.general:
+        general_of.setdefault(conj_bit.bit_length() - 1, []).append(conj)
     new = []
     for k in range(len(network.fluents)):
         bit = 1 << k
         parts = []
         if tables.constant & bit:
             parts.append("ALL")
-        keep = [(r, j) for r in roles for j, m in enumerate(tables.keep[r]) if m & bit]
+        keep = keep_of.get(k, ())
         if tables.persist & bit:
             parts.append(f"F{k}")
         elif keep:
             parts.append(f"F{k} & (" + _chain("|", [f"D{r}_{j}" for r, j in keep]) + ")")
         if tables.frame & bit:
-            kill = [(r, j) for r in roles for j, m in enumerate(tables.kill[r]) if m & bit]
-            killed = _chain("|", [f"D{r}_{j}" for r, j in kill]) or "0"
+            killed = _chain("|", [f"D{r}_{j}" for r, j in kill_of.get(k, ())]) or "0"
             parts.append(f"F{k} & ~({killed})")
-        parts += [f"D{r}_{j}" for r in roles for j, m in enumerate(tables.sets[r]) if m & bit]
-        parts += [f"({writer.conj(b)})" for b, b_bit in tables.general if b_bit == bit]
+        parts += [f"D{r}_{j}" for r, j in set_of.get(k, ())]
+        parts += [f"({writer.conj(b)})" for b in general_of.get(k, ())]
         new.append(_chain("|", parts) if parts else "0")
     body += [f"N{k} = {expr}" for k, expr in enumerate(new)]
     body.append("return [" + ", ".join(f"N{k}" for k in range(len(new))) + "]")
     out += ["    " + line for line in writer.any_lines + body]
     return "\n".join(out) + "\n"
+
+
+def _moves_by_fluent(masks: list[list[int]]) -> dict[int, list[tuple[int, int]]]:
+    """Per fluent index, the moves ``(role, move index)`` whose mask (one per move and
+    role, a bit per fluent) holds it, in role and move order."""
+    found: dict[int, list[tuple[int, int]]] = {}
+    for r, role_masks in enumerate(masks):
+        for j, mask in enumerate(role_masks):
+            while mask:
+                low = mask & -mask
+                found.setdefault(low.bit_length() - 1, []).append((r, j))
+                mask ^= low
+    return found
 
 
 @dataclass
