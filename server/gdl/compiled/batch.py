@@ -199,10 +199,8 @@ def _moves_by_fluent(masks: list[list[int]]) -> dict[int, list[tuple[int, int]]]
     found: dict[int, list[tuple[int, int]]] = {}
     for r, role_masks in enumerate(masks):
         for j, mask in enumerate(role_masks):
-            while mask:
-                low = mask & -mask
-                found.setdefault(low.bit_length() - 1, []).append((r, j))
-                mask ^= low
+            for k in bit_positions(mask):
+                found.setdefault(k, []).append((r, j))
     return found
 
 
