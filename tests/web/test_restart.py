@@ -1,5 +1,6 @@
 """SIGKILL `ggp serve` while matches run; after a restart, interrupted matches are aborted
-(reason server_restart) or queued again, and finished ones are untouched."""
+(reason server_restart) or queued again, and finished ones are untouched. A player check
+the kill interrupted is kept as interrupted, and the player can be checked again."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from server.records.signing import load_host_key, verify_record
 
 TOKEN = "restart-test-token"
 HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+NO_CHECKS = "--no-player-checks"
 
 
 @contextlib.asynccontextmanager
@@ -95,13 +97,15 @@ class ServeExited(AssertionError):
     """``ggp serve`` exited before serving; the message is what it printed."""
 
 
-async def start_serve_on_a_free_port(data: Path) -> tuple[asyncio.subprocess.Process, int]:
+async def start_serve_on_a_free_port(
+    data: Path, *extra: str
+) -> tuple[asyncio.subprocess.Process, int]:
     """``ggp serve`` on a port free a moment before; another one if that port was taken
     meanwhile (by a process of another test, which may be handed a port just probed)."""
     for _ in range(3):
         port = free_port()
         try:
-            return await start_serve(data, port), port
+            return await start_serve(data, port, *extra), port
         except ServeExited as exited:
             if "cannot listen" not in str(exited):
                 raise
@@ -127,7 +131,8 @@ async def test_a_killed_service_aborts_or_requeues_interrupted_matches(
         slow_player() as slow_url,
         aiohttp.ClientSession() as session,
     ):
-        server, port = await start_serve_on_a_free_port(tmp_path)
+        # no player checks: the slow player's check would hold its seats for half a minute
+        server, port = await start_serve_on_a_free_port(tmp_path, NO_CHECKS)
         base = f"http://127.0.0.1:{port}"
         try:
             players = {"rnd": random_url, "lgl": legal_url, "slow1": slow_url, "slow2": slow_url}
@@ -167,7 +172,7 @@ async def test_a_killed_service_aborts_or_requeues_interrupted_matches(
             await server.wait()
 
         extra = ["--requeue-interrupted"] if requeue else []
-        server = await start_serve(tmp_path, port, *extra)
+        server = await start_serve(tmp_path, port, NO_CHECKS, *extra)
         try:
             matches = await poll(session, f"{base}/api/matches?limit=1000", lambda data: True)
             by_id = {match["id"]: match for match in matches}
@@ -185,6 +190,44 @@ async def test_a_killed_service_aborts_or_requeues_interrupted_matches(
             assert len(copies) == (2 if requeue else 0)
             originals = [by_id[match_id] for match_id in [finished_id, *interrupted]]
             assert all(match["status"] != "running" for match in originals)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(30):
+                await server.wait()
+
+
+async def test_a_check_the_kill_interrupted_is_kept_as_interrupted_and_can_run_again(
+    tmp_path: Path,
+) -> None:
+    async with slow_player() as slow_url, aiohttp.ClientSession() as session:
+        server, port = await start_serve_on_a_free_port(tmp_path)
+        base = f"http://127.0.0.1:{port}"
+        checks_url = f"{base}/api/players/slow/checks"
+        try:
+            async with session.post(
+                f"{base}/api/players", json={"name": "slow", "url": slow_url}, headers=HEADERS
+            ) as response:
+                assert response.status == 201, await response.text()
+            # the check plays a short match; the slow player holds it up
+            running = await poll(
+                session, checks_url, lambda rows: bool(rows) and rows[0]["status"] == "running"
+            )
+        finally:
+            server.send_signal(signal.SIGKILL)
+            await server.wait()
+
+        server = await start_serve(tmp_path, port)
+        try:
+            rows = await poll(session, checks_url, lambda rows: True)
+            assert [(row["id"], row["status"], row["error"]) for row in rows] == [
+                (running[0]["id"], "interrupted", "the service stopped")
+            ]
+            assert rows[0]["finished_at"] is not None and rows[0]["passed"] is None
+            async with session.post(checks_url, headers=HEADERS) as response:
+                assert response.status == 202, await response.text()
+                again = await response.json()
+            assert again["id"] != running[0]["id"]
+            assert again["status"] in ("queued", "running")
         finally:
             server.send_signal(signal.SIGTERM)
             async with asyncio.timeout(30):
