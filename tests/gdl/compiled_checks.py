@@ -62,11 +62,12 @@ def trace_differences(engine: CompiledEngine, trace: dict) -> list[str]:
 
 
 def fast_path_differences(engine: CompiledEngine, seed: int = 1) -> list[str]:
-    """Disagreements of the generated playout loop and of a batch with the calls on
-    single compact states, along a few random playouts."""
+    """Disagreements of the generated playout loop and of a batch (its evaluation and its
+    next states) with the calls on single compact states, along a few random playouts."""
     problems: list[str] = []
     rng = random.Random(seed)
     visited = [engine.initial_compact]
+    transitions: list[tuple[int, tuple[int, ...], int]] = []
     for playout in range(3):
         joints: list[tuple[int, ...]] = []
         result = engine.playout(engine.initial_compact, rng, limit=40, record=joints)
@@ -78,7 +79,9 @@ def fast_path_differences(engine: CompiledEngine, seed: int = 1) -> list[str]:
             ):
                 problems.append(f"playout loop {playout}: illegal step {step}")
                 break
-            state = engine.next_compact(state, joint)
+            after = engine.next_compact(state, joint)
+            transitions.append((state, tuple(joint), after))
+            state = after
             visited.append(state)
         else:
             if state != result.state or result.terminal != engine.terminal_compact(state):
@@ -107,6 +110,17 @@ def fast_path_differences(engine: CompiledEngine, seed: int = 1) -> list[str]:
             engine.terminal_compact(state)
         ):
             problems.append(f"batch: state {i} differs")
+            break
+    before = runner.pack([state for state, _, _ in transitions])
+    moves = [
+        sum(1 << i for i, (_, joint, _) in enumerate(transitions) if joint[r] == j)
+        for r, role_moves in enumerate(engine.moves)
+        for j in range(len(role_moves))
+    ]
+    following = runner.unpack(runner.advance(before, moves))
+    for i, (_, _, after) in enumerate(transitions):
+        if following[i] != after:
+            problems.append(f"batch: the state after state {i} differs")
             break
     return problems
 

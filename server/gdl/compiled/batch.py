@@ -11,7 +11,7 @@ counted, its goals are added up, and it starts again from the initial state.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,7 +151,7 @@ def generate_batch(plan: Plan) -> str:
     body.append("return T, (" + "".join(f"L{r}, " for r in roles) + "), (")
     body[-1] += "".join(f"G{r}, " for r in roles) + ")"
     out += ["    " + line for line in writer.any_lines + body]
-    writer.any_lines = []
+    writer.any_lines, writer.any_names = [], {}  # the next part defines its own
     out.append("")
 
     # next part: D{r}_{j} are the slices of the states that play move j of role r
@@ -170,6 +170,7 @@ def generate_batch(plan: Plan) -> str:
     general_of: dict[int, list[Conj]] = {}
     for conj, conj_bit in tables.general:
         general_of.setdefault(conj_bit.bit_length() - 1, []).append(conj)
+    played = _Played([len(m) for m in network.moves])
     new = []
     for k in range(len(network.fluents)):
         bit = 1 << k
@@ -180,17 +181,58 @@ def generate_batch(plan: Plan) -> str:
         if tables.persist & bit:
             parts.append(f"F{k}")
         elif keep:
-            parts.append(f"F{k} & (" + _chain("|", [f"D{r}_{j}" for r, j in keep]) + ")")
+            parts.append(f"F{k} & (" + played.any_of(keep) + ")")
         if tables.frame & bit:
             killed = _chain("|", [f"D{r}_{j}" for r, j in kill_of.get(k, ())]) or "0"
             parts.append(f"F{k} & ~({killed})")
         parts += [f"D{r}_{j}" for r, j in set_of.get(k, ())]
         parts += [f"({writer.conj(b)})" for b in general_of.get(k, ())]
         new.append(_chain("|", parts) if parts else "0")
+    body += played.lines()
     body += [f"N{k} = {expr}" for k, expr in enumerate(new)]
     body.append("return [" + ", ".join(f"N{k}" for k in range(len(new))) + "]")
     out += ["    " + line for line in writer.any_lines + body]
     return "\n".join(out) + "\n"
+
+
+class _Played:
+    """Bit-sliced expressions of the states that play one of some moves.
+
+    Each state plays at most one move per role, so the states playing one of most of a
+    role's moves are those playing any of its moves (``M{r}``, written once) but none of
+    the others: a fluent that every move but its own cell's keeps is written with the
+    few moves that do not keep it (brawl: 5,546 moves; the batch module shrinks from 24
+    MB, which Python took 8 s to compile, to a fraction of it)."""
+
+    def __init__(self, move_counts: list[int]) -> None:
+        self.move_counts = move_counts
+        self.used: set[int] = set()
+
+    def any_of(self, moves: Sequence[tuple[int, int]]) -> str:
+        """The states playing one of ``moves`` (``(role, move index)``, in role order)."""
+        by_role: dict[int, list[int]] = {}
+        for r, j in moves:
+            by_role.setdefault(r, []).append(j)
+        terms = []
+        for r, chosen in by_role.items():
+            count = self.move_counts[r]
+            if 2 * len(chosen) <= count:
+                terms += [f"D{r}_{j}" for j in chosen]
+                continue
+            self.used.add(r)
+            left = sorted(set(range(count)) - set(chosen))
+            if left:
+                terms.append(f"(M{r} & ~(" + _chain("|", [f"D{r}_{j}" for j in left]) + "))")
+            else:
+                terms.append(f"M{r}")
+        return _chain("|", terms)
+
+    def lines(self) -> list[str]:
+        """The ``M{r}`` the expressions use: every move of the role."""
+        return [
+            f"M{r} = " + _chain("|", [f"D{r}_{j}" for j in range(self.move_counts[r])])
+            for r in sorted(self.used)
+        ]
 
 
 def _moves_by_fluent(masks: list[list[int]]) -> dict[int, list[tuple[int, int]]]:
