@@ -103,11 +103,18 @@ def fast_path_differences(engine: CompiledEngine, seed: int = 1) -> list[str]:
             break
     runner = engine.batch(8 * ((len(visited) + 7) // 8))
     slices = runner.pack(visited)
-    terminal, legal, _ = runner.evaluate(slices)
+    terminal, legal, goals = runner.evaluate(slices)
+    goal_terms = engine.network.goals
     for i, state in enumerate(visited):
         found = [[j for j, where in enumerate(role) if where >> i & 1] for role in legal]
-        if found != list(engine.legal_indices(state)) or bool(terminal >> i & 1) != (
-            engine.terminal_compact(state)
+        values = [
+            [goal_terms[r][k][0] for k, where in enumerate(role) if where >> i & 1]
+            for r, role in enumerate(goals)
+        ]
+        if (
+            found != list(engine.legal_indices(state))
+            or bool(terminal >> i & 1) != engine.terminal_compact(state)
+            or values != engine.goals_compact(state)
         ):
             problems.append(f"batch: state {i} differs")
             break
