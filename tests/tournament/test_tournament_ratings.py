@@ -1,7 +1,7 @@
 """Ratings: OpenSkill updates, what is rated, and recomputation from the archive."""
 
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -27,9 +27,21 @@ def match(key: str, players: str, goals: list[int], minute: int = 0, **fields: A
         game="g",
         players=list(players),
         goals=goals,
-        finished_at=T0 + timedelta(minutes=minute),
-        **fields,
+        **{"finished_at": T0 + timedelta(minutes=minute), **fields},
     )
+
+
+def test_finish_times_without_a_zone_are_read_as_utc_and_others_keep_theirs() -> None:
+    # The order of finishing decides the ratings, so a time from a database that drops
+    # the zone must compare with the others; a time with its zone is kept as it is.
+    naive = match("n", "ab", [100, 0], finished_at=datetime(2026, 1, 1, 12))
+    assert naive.finished_at == datetime(2026, 1, 1, 12, tzinfo=UTC)
+    paris = timezone(timedelta(hours=1))
+    aware = match("p", "ab", [100, 0], finished_at=datetime(2026, 1, 1, 13, tzinfo=paris))
+    assert aware.finished_at == naive.finished_at and aware.finished_at.utcoffset() == timedelta(
+        hours=1
+    )
+    assert match("u", "ab", [100, 0], finished_at=None).finished_at is None
 
 
 def test_a_win_moves_both_ratings_as_openskill_publishes() -> None:
@@ -115,7 +127,8 @@ def test_recomputing_from_the_archive_reproduces_the_stored_incremental_ratings(
 
 
 def test_figures_per_game_and_role() -> None:
-    results = [
+    results = [  # the match the server aborted comes first: it is passed over, not the end
+        match("m3", "ab", [0, 100], 3, roles=["x", "o"], aborted_by_server=True),
         match(
             "m1",
             "ab",
@@ -136,7 +149,6 @@ def test_figures_per_game_and_role() -> None:
             errors=[{}, {"IL": 3}],
             response_times_ms=[[1], [30, 40]],
         ),
-        match("m3", "ab", [0, 100], 3, roles=["x", "o"], aborted_by_server=True),
     ]
     figures = {(f.player, f.role): f for f in player_figures(results)}
     a_all, a_x, a_o = figures["a", None], figures["a", "x"], figures["a", "o"]

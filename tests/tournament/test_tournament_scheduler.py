@@ -153,6 +153,17 @@ def test_the_pause_rule_stops_scheduling_with_the_reason_until_cleared() -> None
     assert paused is not None and paused.reason == "unreachable"
 
 
+def test_a_match_without_a_step_fails_nobody() -> None:
+    # A game whose initial state is terminal ends before the first PLAY: no step was
+    # asked for, so no player erred on every one of them.
+    cup = spec("round_robin", "abc", failure_rule="pause")
+    over_at_once = result("1/0/0/0-1", ["a", "b"], [50, 50], steps=0)
+    answer = next_matches(cup, 2, [over_at_once])
+    assert answer.paused is None
+    assert [m.key for m in answer.matches] == ["3/0/0/0-2"]
+    assert {row.player: row.status for row in standings(cup, [over_at_once])}["b"] != "failed"
+
+
 def test_an_unreachable_player_under_the_forfeit_rule_loses_its_remaining_matches() -> None:
     cup = spec("round_robin", "abc")
     answer = next_matches(cup, 2, [], [], {"c": PlayerStatus(failed="unreachable")})
@@ -244,3 +255,34 @@ def test_a_ladder_leaves_a_failed_player_out_under_the_forfeit_rule() -> None:
         {"b": PlayerStatus(failed="unreachable")},
     )
     assert paused.matches == [] and paused.paused == Pause(player="b", reason="unreachable")
+
+
+def test_a_ladder_fills_its_free_seats_with_a_smaller_game_when_the_next_one_is_too_big() -> None:
+    # Four players, two matches at once: after a two-role match, two players are free,
+    # too few for the three-role game (now the least played), so another two-role match
+    # starts rather than none.
+    firsts = Counter()
+    for seed in range(12):
+        ladder = spec("ladder", "abcd", games=["chinese"], max_concurrent=2, seed=seed)
+        matches = next_matches(ladder, {"ticTacToe": 2, "chinese": 3}, []).matches
+        firsts[matches[0].game] += 1
+        if matches[0].game == "ticTacToe":
+            assert [m.game for m in matches] == ["ticTacToe", "ticTacToe"]
+            assert len({p for m in matches for p in m.players}) == 4
+        else:  # three of the four are seated: nobody is left to pair
+            assert len(matches) == 1
+    assert firsts["ticTacToe"] and firsts["chinese"]
+
+
+def test_a_ladder_of_a_game_with_more_roles_than_it_permutes_still_rotates_the_seats() -> None:
+    # Past six roles the seating is chosen role by role (the permutations are too many):
+    # each role goes to the free player who has played it least, so that over sixteen
+    # matches of eight players everyone sits in every seat, none more than three times.
+    ladder = spec("ladder", "abcdefgh")
+    service = Service(ladder, 8)
+    for _ in range(16):
+        (match,) = service.ask().matches
+        service.finish(match, [100] + [0] * 7)
+    for player in "abcdefgh":
+        seats = Counter(r.players.index(player) for r in service.results)
+        assert all(1 <= seats[role] <= 3 for role in range(8)), (player, seats)

@@ -35,11 +35,10 @@ def spec(format: Format, players: Sequence[str], **fields: Any) -> TournamentSpe
 def result(
     match: PlannedMatch | str, players: Sequence[str], goals: Sequence[int], **fields: Any
 ) -> MatchResult:
-    """A played result of a match (or of a key)."""
+    """A played result of a match (or of a key), of five steps unless ``steps`` says."""
     key, game = (match, "ticTacToe") if isinstance(match, str) else (match.key, match.game)
-    return MatchResult(
-        key=key, game=game, players=list(players), goals=list(goals), steps=5, **fields
-    )
+    fields.setdefault("steps", 5)
+    return MatchResult(key=key, game=game, players=list(players), goals=list(goals), **fields)
 
 
 Judge = Callable[[PlannedMatch], list[int] | MatchResult]
