@@ -48,6 +48,7 @@ FAULTS = (
     "no_headers",  # the bare body, no status line, no headers
     "no_length",  # HTTP/1.0 without Content-Length, body ended by closing
     "chunked",  # HTTP/1.1 with a chunked body
+    "chunk_extensions",  # the body in two chunks whose size lines carry extensions
     "upper",  # the right move in upper case
     "spaces",  # the right move surrounded by blank lines and spaces
     "empty",  # 200 with an empty body
@@ -186,6 +187,17 @@ class FakePlayer:
                 + f"{len(body):x}\r\n".encode()
                 + body
                 + b"\r\n0\r\n\r\n"
+            )
+        elif fault == "chunk_extensions":
+            body = reply.encode()
+            half = len(body) // 2
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + f"{half:X};name=value\r\n".encode()
+                + body[:half]
+                + f'\r\n{len(body) - half:x} ; quoted="a;b"\r\n'.encode()
+                + body[half:]
+                + b"\r\n0;last\r\n\r\n"
             )
         elif fault == "upper":
             writer.write(response_bytes(reply.upper()))

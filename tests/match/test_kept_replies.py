@@ -122,6 +122,41 @@ async def test_every_reply_shape_reads_the_same_both_ways(shape: str) -> None:
     assert started_connections == sent_connections
 
 
+KEEPS_THE_CONNECTION: dict[str, bool] = {
+    "whole": True,
+    "bare newlines": True,  # HTTP/1.0 that asks for keep-alive
+    "says close": False,
+    "HTTP/1.0 without keep-alive": False,
+    "chunked with a length": False,  # framed two ways: not trusted for a next message
+    "bytes after the body": False,  # the stray bytes would be read as the next reply
+}
+
+
+@pytest.mark.parametrize("how", ["send", "start"])
+@pytest.mark.parametrize("shape", list(KEEPS_THE_CONNECTION))
+async def test_a_connection_is_used_again_only_when_its_reply_allows_it(
+    shape: str, how: str
+) -> None:
+    # The server keeps every connection open, whatever its reply says: the channel
+    # alone decides whether the next message goes on the same one. The reply in
+    # ``shape`` comes on a connection already kept, where ``start`` reads it in the
+    # connection's callbacks.
+    pieces, close = SHAPES[shape]
+    server = PiecewiseServer([ok(b"noop")])
+    async with loopback_server(server.handle) as address:
+        channel = HttpChannel(address, "Bob", keep_alive=True)
+        send = channel.send if how == "send" else channel.start
+        replies = [await send("( INFO )", time_limit=2)]
+        server.pieces = pieces
+        replies.append(await send("( PLAY m NIL )", time_limit=2))
+        server.pieces = [ok(b"done")]
+        replies.append(await send("( STOP m NIL )", time_limit=2))
+        channel.close()
+    assert [reply.ok for reply in replies] == [True, True, True]
+    assert (replies[0].body, replies[2].body) == ("noop", "done")
+    assert server.connections == (1 if KEEPS_THE_CONNECTION[shape] else 2)
+
+
 async def test_the_usual_reply_on_a_kept_connection_needs_no_task() -> None:
     server = PiecewiseServer([ok(b"noop")])
     async with loopback_server(server.handle) as address:

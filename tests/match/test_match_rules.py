@@ -131,15 +131,24 @@ async def test_a_role_named_random_is_played_by_the_server() -> None:
 async def test_abort_sends_abort_and_records_an_aborted_match() -> None:
     game = Game.from_text(counting_game(5))
     events: list[MatchEvent] = []
+    ended_when_told: list[bool] = []
+
+    def observe(event: MatchEvent) -> None:
+        events.append(event)
+        if isinstance(event, MatchEnded):  # ABORT is still on its way to the players
+            ended_when_told.append(runner.is_ended)
+
     async with FakePlayer(faults={2: "sleep"}, delay=3) as one, FakePlayer() as two:
         runner = MatchRunner(
-            game, [Player("One", one.url), Player("Two", two.url)], QUICK, observers=[events.append]
+            game, [Player("One", one.url), Player("Two", two.url)], QUICK, observers=[observe]
         )
         task = asyncio.create_task(runner.run())
         await one.received(3)
+        assert not runner.is_ended
         runner.abort()
         record = await task
         await two.received(4)
+    assert ended_when_told == [True] and runner.is_ended
     assert record.is_aborted and not record.is_completed
     assert record.end_reason is EndReason.ABORTED
     assert len(record.moves) == 1 and len(record.states) == 2

@@ -41,6 +41,7 @@ FAULTS_AND_CODES: list[tuple[str, str, ErrorKind | None]] = [
     ("no_headers", "CE", ErrorKind.CONNECTION_ERROR),
     ("no_length", "", None),
     ("chunked", "", None),
+    ("chunk_extensions", "", None),
     ("upper", "IL NOOP", ErrorKind.ILLEGAL),
     ("spaces", "", None),
     ("empty", "IL null", ErrorKind.UNPARSABLE),
