@@ -4,6 +4,7 @@ write aborts the match loudly."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from server.catalog import seed_bundled_games
 from server.runner import STORE_FAILED, MatchRequest, QueueRunner, RunnerSettings, queue_match
-from server.store import MatchStatus, Store
+from server.store import MatchRow, MatchStatus, StepErrors, Store
 
 
 class FailingStore(Store):
@@ -49,6 +50,8 @@ async def test_a_step_that_cannot_be_saved_aborts_the_match(tmp_path: Path) -> N
         assert (ended.status, ended.end_reason) == (MatchStatus.ABORTED, STORE_FAILED)
         assert "disk full" in (ended.end_message or "")
         assert [step.step for step in await store.steps(match.id)] == [0, 1, 2]
+        log = json.loads(await store.signed_record(match.id) or "{}")
+        assert log["isAborted"] and len(log["moves"]) <= 3  # stopped where the write failed
     finally:
         await runner.close()
         await store.close()
@@ -94,6 +97,34 @@ async def test_queued_matches_are_claimed_in_one_transaction_and_all_run(tmp_pat
                 assert ended.status is MatchStatus.RUNNING  # the other runner's
             else:
                 assert ended.status is MatchStatus.FINISHED, ended.end_message
+    finally:
+        await runner.close()
+        await store.close()
+
+
+async def test_the_end_listeners_get_the_match_as_stored_with_its_steps(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'ggp.db'}")
+    await store.open(upgrade=True)
+    await seed_bundled_games(store)
+    runner = QueueRunner(store, Ed25519PrivateKey.generate(), RunnerSettings(poll_seconds=0.05))
+    told: list[tuple[MatchRow, list[StepErrors] | None]] = []
+    runner.on_match_end.append(lambda row, steps: told.append((row, steps)))
+    await runner.start()
+    try:
+        match = await queue_match(
+            store, MatchRequest(game="tictactoex9", players=[None, None], seed=3)
+        )
+        runner.wake()
+        await wait_until_ended(store, match.id)
+        async with asyncio.timeout(10):
+            while not told:  # noqa: ASYNC110 - the listener runs as the task ends
+                await asyncio.sleep(0.02)
+        ((row, steps),) = told
+        stored = await store.get_match(match.id)
+        fields = ("id", "status", "end_reason", "goals", "finished_at")
+        assert [getattr(row, name) for name in fields] == [getattr(stored, name) for name in fields]
+        assert row.status is MatchStatus.FINISHED and row.goals is not None
+        assert steps is not None and len(steps) == len(await store.steps(match.id))
     finally:
         await runner.close()
         await store.close()

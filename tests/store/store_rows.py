@@ -5,11 +5,13 @@ from __future__ import annotations
 from server.store import StepRow, Store
 
 
-async def queue(store: Store, match_id: str, players: list[str], **more: object) -> None:
-    """Queue ``match_id`` of the game ``g`` (version 1) with default clocks and policy."""
+async def queue(
+    store: Store, match_id: str, players: list[str], game: str = "g", **more: object
+) -> None:
+    """Queue ``match_id`` of ``game`` (version 1) with default clocks and policy."""
     await store.queue_match(
         match_id,
-        game_name="g",
+        game_name=game,
         game_version=1,
         players=players,
         start_clock=1,

@@ -27,8 +27,10 @@ async def test_a_schedule_key_is_queued_once_per_tournament(store: Store) -> Non
     assert (await store.get_match("m1")).schedule_key == "0/0/0/0-1"
 
 
-async def finish(store: Store, match_id: str, players: list[str], goals: list[int]) -> None:
-    await queue(store, match_id, players)
+async def finish(
+    store: Store, match_id: str, players: list[str], goals: list[int], game: str = "g"
+) -> None:
+    await queue(store, match_id, players, game)
     assert await store.claim_match(match_id)
     await store.end_match(match_id, status=MatchStatus.FINISHED, end_reason="terminal", goals=goals)
 
@@ -64,6 +66,37 @@ async def test_ratings_kept_match_by_match_equal_a_recomputation(store: Store) -
         "m1",
         "m3",
     ]
+
+
+async def test_a_match_of_one_game_leaves_the_ratings_of_the_other_games_as_they_were(
+    store: Store,
+) -> None:
+    tournaments = TournamentStore(store)
+    keeper = RatingKeeper(tournaments)
+    await finish(store, "h1", ["a", "b"], [100, 0], game="h")
+    assert await keeper.catch_up() == 1
+    in_h = await tournaments.ratings("h")
+    await finish(store, "g1", ["a", "b"], [0, 100])
+    assert await keeper.catch_up() == 1
+    assert await tournaments.ratings("h") == in_h  # rewritten: "*" and "g" only
+    assert {(r.scope, r.player, r.matches) for r in await tournaments.player_ratings("a")} == {
+        ("*", "a", 2),
+        ("g", "a", 1),
+        ("h", "a", 1),
+    }
+    assert [h.match_id for h in await tournaments.player_history("a", "h")] == ["h1"]
+    assert [h.match_id for h in await tournaments.player_history("a", "g")] == ["g1"]
+
+
+async def test_a_tournament_created_running_is_started_and_one_created_to_start_later_is_not(
+    store: Store,
+) -> None:
+    tournaments = TournamentStore(store)
+    spec = {"name": "cup", "game": "g", "format": "round_robin"}
+    running = await tournaments.create("t1", spec, status="running", created_by="admin")
+    later = await tournaments.create("t2", spec, status="created", created_by="admin")
+    assert running.started_at is not None and running.started_at >= running.created_at
+    assert later.started_at is None
 
 
 async def _rated_soon(tournaments: TournamentStore, players: set[str]) -> bool:
