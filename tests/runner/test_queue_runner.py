@@ -7,13 +7,15 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from server.catalog import seed_bundled_games
 from server.runner import STORE_FAILED, MatchRequest, QueueRunner, RunnerSettings, queue_match
 from server.store import MatchRow, MatchStatus, StepErrors, Store
+
+StoreT = TypeVar("StoreT", bound=Store)
 
 
 class FailingStore(Store):
@@ -34,10 +36,15 @@ async def wait_until_ended(store: Store, match_id: str) -> None:
             await asyncio.sleep(0.05)
 
 
-async def test_a_step_that_cannot_be_saved_aborts_the_match(tmp_path: Path) -> None:
-    store = FailingStore(f"sqlite:///{tmp_path / 'ggp.db'}")
+async def seeded(store: StoreT) -> StoreT:
+    """``store`` opened at the latest schema, with the bundled games."""
     await store.open(upgrade=True)
     await seed_bundled_games(store)
+    return store
+
+
+async def test_a_step_that_cannot_be_saved_aborts_the_match(tmp_path: Path) -> None:
+    store = await seeded(FailingStore(f"sqlite:///{tmp_path / 'ggp.db'}"))
     runner = QueueRunner(store, Ed25519PrivateKey.generate(), RunnerSettings(poll_seconds=0.05))
     await runner.start()
     try:
@@ -103,9 +110,7 @@ async def test_queued_matches_are_claimed_in_one_transaction_and_all_run(tmp_pat
 
 
 async def test_the_end_listeners_get_the_match_as_stored_with_its_steps(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'ggp.db'}")
-    await store.open(upgrade=True)
-    await seed_bundled_games(store)
+    store = await seeded(Store(f"sqlite:///{tmp_path / 'ggp.db'}"))
     runner = QueueRunner(store, Ed25519PrivateKey.generate(), RunnerSettings(poll_seconds=0.05))
     told: list[tuple[MatchRow, list[StepErrors] | None]] = []
     runner.on_match_end.append(lambda row, steps: told.append((row, steps)))

@@ -12,6 +12,7 @@ from server.store import (
     GameVersion,
     MatchStatus,
     NotFound,
+    PlayerRecord,
     SchemaOutOfDate,
     StepRow,
     Store,
@@ -71,31 +72,29 @@ async def test_players_are_registered_changed_and_deleted(store: Store) -> None:
         await store.get_player("bot")
 
 
+async def refused_ping(store: Store, suspend_after: int) -> PlayerRecord:
+    """Record a failed ping of the player ``bot``."""
+    return await store.record_ping(
+        "bot",
+        status="unreachable",
+        latency_ms=3,
+        message="refused",
+        reply=None,
+        suspend_after=suspend_after,
+    )
+
+
 async def test_with_suspend_after_zero_failed_pings_never_suspend_a_player(store: Store) -> None:
     await store.add_player("bot", "http://127.0.0.1:9/")
     for _ in range(6):
-        player = await store.record_ping(
-            "bot",
-            status="unreachable",
-            latency_ms=3,
-            message="refused",
-            reply=None,
-            suspend_after=0,
-        )
+        player = await refused_ping(store, suspend_after=0)
     assert not player.suspended and player.failures == 6
 
 
 async def test_failed_pings_suspend_a_player_and_the_owner_reinstates_it(store: Store) -> None:
     await store.add_player("bot", "http://127.0.0.1:9/")
     for _ in range(2):
-        player = await store.record_ping(
-            "bot",
-            status="unreachable",
-            latency_ms=3,
-            message="refused",
-            reply=None,
-            suspend_after=3,
-        )
+        player = await refused_ping(store, suspend_after=3)
         assert not player.suspended
     player = await store.record_ping(
         "bot", status="unreachable", latency_ms=3, message="refused", reply=None, suspend_after=3
