@@ -203,6 +203,8 @@ def test_rules_that_came_before_are_not_read_again(monkeypatch: pytest.MonkeyPat
         "(PLAY m.11 (x y))extra",
         "( STOP m.12 ( ( mark 1 1 ) ( noop ) ) )",
         "( PLAY m;13 ( a b ) )",
+        "(PLAY m.14(noop))",
+        "(STOP m.15((mark 1 1) noop))",
     ],
 )
 def test_a_play_or_stop_reads_the_same_when_its_moves_came_before(text: str) -> None:

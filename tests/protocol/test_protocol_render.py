@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from protocol_captures import load_exchanges, shared_game_text
+from pydantic import ValidationError
 
 from server.gdl.parser import parse_gdl
 from server.protocol import (
@@ -74,6 +77,27 @@ def test_public_terms_render_like_raw_terms():
     message = Play(match_id="m", moves=[Compound(("mark", "1", "2")), Constant("noop")])
     assert render(message) == "( PLAY m (( mark 1 2 ) noop ) )"
     assert message.moves == [("mark", "1", "2"), "noop"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"match_id": "two words"}, "not a GDL symbol: 'two words'"),
+        ({"match_id": ""}, "not a GDL symbol: ''"),
+        ({"match_id": "m", "moves": ["(mark"]}, "not a GDL symbol: '(mark'"),
+        ({"match_id": "m", "moves": [("mark", "1 1")]}, "not a GDL symbol: '1 1'"),
+        ({"match_id": "m", "moves": [("mark", "1)")]}, "not a GDL symbol: '1)'"),
+        ({"match_id": "m", "moves": [(("mark",), "1")]}, "not a GDL term: (('mark',), '1')"),
+        ({"match_id": "m", "moves": [()]}, "not a GDL term: ()"),
+        ({"match_id": "m", "moves": [3]}, "not a GDL term: 3"),
+    ],
+)
+def test_a_message_built_in_code_refuses_what_could_not_be_sent(
+    fields: dict[str, object], reason: str
+) -> None:
+    """A symbol with a space or a parenthesis would change the message's shape on the wire."""
+    with pytest.raises(ValidationError, match=re.escape(reason)):
+        Play.model_validate(fields)
 
 
 def test_start_built_from_the_kif_file_matches_the_captured_start():
