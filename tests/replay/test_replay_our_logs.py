@@ -105,3 +105,51 @@ def test_the_view_shows_clock_use_and_player_errors(tmp_path: Path) -> None:
     assert "player errors: xplayer TO (no reply within 3.0 s)" in step_2
     assert "Clock use: xplayer mean 0.78 s, longest 3.00 s; oplayer mean 0.03 s" in view
     assert "End reason (recorded): step_limit" in view
+
+
+HALF_SCORED = """
+(role first) (role second)
+(init (step 0))
+(<= (legal ?role noop) (role ?role))
+(<= (next (step 1)) (true (step 0)))
+(<= (next (step 2)) (true (step 1)))
+(<= terminal (true (step 2)))
+(<= (goal first 100) (true (step 2)))
+(goal second 50)
+"""
+"""A game whose first role has a goal only at the end, and whose second always has 50."""
+
+
+def half_scored_match(folder: Path, goal_values: list[int]) -> Path:
+    """One step of HALF_SCORED, ended by a step limit of 1: the rules give first no goal."""
+    record = MatchRecord(
+        match_id="ours.halfScored.1",
+        start_clock=10,
+        play_clock=2,
+        game_rulesheet=HALF_SCORED,
+        states=["( ( step 0 ) )", "( ( step 1 ) )"],
+        moves=[["noop", "noop"]],
+        state_times=[1_000, 1_200],
+        errors=[["", ""], ["", ""]],
+        step_limit=1,
+        rule_goal_values=[None, 50],
+        goal_values=goal_values,
+        is_completed=True,
+        end_reason=EndReason.STEP_LIMIT,
+    )
+    return write_record(folder / "half.json", record)
+
+
+def test_a_role_the_rules_give_no_goal_may_have_any_recorded_goal(tmp_path: Path) -> None:
+    replay = replay_file(half_scored_match(tmp_path, [30, 50]))
+
+    assert replay.ok, replay.problems
+    assert replay.rule_goals == [None, 50]
+
+
+def test_the_roles_after_one_the_rules_give_no_goal_are_still_checked(tmp_path: Path) -> None:
+    replay = replay_file(half_scored_match(tmp_path, [30, 70]))
+
+    assert [(problem.step, problem.kind, problem.message) for problem in replay.problems] == [
+        (1, ProblemKind.GOAL_MISMATCH, "second: recorded 70, the rules give 50")
+    ]

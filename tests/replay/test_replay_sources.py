@@ -136,3 +136,25 @@ def test_only_the_games_used_last_are_kept_and_a_broken_one_loads_anew(
     kept = games.resolve(other_server_record)
     games.discard(other_server_record)
     assert games.resolve(other_server_record) is not kept
+
+
+def test_a_game_name_or_url_that_is_not_text_is_passed_over() -> None:
+    """Liberal in what it reads: a log from another server with odd fields still resolves."""
+    resolved = resolve_game(
+        {"gameName": 5, "gameMetaURL": "http://games.ggp.org/base/games/ticTacHeaven/v0/"}
+    )
+    assert resolved.source.startswith("bundled game ticTacHeaven (gameMetaURL ")
+
+    with pytest.raises(RulesNotFound, match="the log carries no rules and names no game"):
+        resolve_game({"gameName": ["ticTacHeaven"], "gameMetaURL": 7})
+
+
+def test_logs_naming_different_games_get_each_their_own_game() -> None:
+    games = ResolvedGames(kept=2)
+    nine = games.resolve({"gameName": "nineBoardTicTacToe"})
+    heaven = games.resolve({"gameName": "ticTacHeaven"})
+
+    assert heaven.game is not nine.game
+    assert heaven.source == "bundled game ticTacHeaven (gameName ticTacHeaven)"
+    assert games.resolve({"gameName": "nineBoardTicTacToe"}) is nine  # both kept
+    assert games.resolve({"gameName": "ticTacHeaven"}) is heaven

@@ -150,6 +150,46 @@ TAMPERS = [
         "5 states recorded for 5 moves",
     ),
     Tamper(
+        "every blank cell renamed",
+        _replace_in_state(2, " b )", " z )"),
+        2,
+        ProblemKind.STATE_MISMATCH,
+        "missing (cell 1 2 b), (cell 1 3 b), (cell 2 1 b), (cell 2 3 b), (cell 3 1 b), "
+        "(cell 3 2 b) and 1 more; not in the rules' state (cell 1 2 z), (cell 1 3 z), "
+        "(cell 2 1 z), (cell 2 3 z), (cell 3 1 z), (cell 3 2 z) and 1 more",
+    ),
+    Tamper(
+        "every state removed",
+        lambda record: record.update(states=[], stateTimes=[]),
+        0,
+        ProblemKind.MALFORMED,
+        "0 states recorded for 5 moves (expected 6)",
+    ),
+    Tamper(
+        "a state added",
+        lambda record: (
+            record["states"].append(record["states"][-1]),
+            record["stateTimes"].append(record["stateTimes"][-1] + 10),
+        ),
+        6,
+        ProblemKind.MALFORMED,
+        "7 states recorded for 5 moves (expected 6)",
+    ),
+    Tamper(
+        "two error lists added",
+        lambda record: record["errors"].extend([["", ""], ["", ""]]),
+        6,
+        ProblemKind.MALFORMED,
+        "8 error lists recorded for 5 moves (expected 6)",
+    ),
+    Tamper(
+        "the last state time removed",
+        lambda record: record["stateTimes"].pop(),
+        5,
+        ProblemKind.MALFORMED,
+        "5 state times recorded for 6 states",
+    ),
+    Tamper(
         "the roles renamed",
         _set(("gameRoleNames",), ["white", "black"]),
         0,
@@ -248,3 +288,18 @@ def test_an_unfinished_log_replays_as_far_as_it_goes(
     assert capsys.readouterr().out.startswith(
         "OK (unfinished after 3 steps: the log ends before a terminal state): "
     )
+
+
+def test_a_state_time_missing_at_the_end_leaves_the_last_step_untimed(
+    other_server_record: Record, write_log: Callable[[Record], Path]
+) -> None:
+    times = other_server_record["stateTimes"]
+    other_server_record["stateTimes"] = times[:-1]
+
+    replay = replay_file(write_log(other_server_record))
+
+    assert [step.elapsed_ms for step in replay.steps] == [
+        None,
+        *(later - earlier for earlier, later in zip(times[:4], times[1:5], strict=True)),
+        None,
+    ]
