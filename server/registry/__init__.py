@@ -61,6 +61,11 @@ class Registry:
         self._stop.clear()
         self._task = asyncio.create_task(self._loop(), name="player-pings")
 
+    @property
+    def alive(self) -> bool:
+        """Whether the scheduled pings are running (started and not stopped or crashed)."""
+        return self._task is not None and not self._task.done()
+
     async def close(self) -> None:
         """Stop the pings after the round in flight (never mid-write)."""
         self._stop.set()

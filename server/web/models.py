@@ -175,10 +175,17 @@ class MatchFilters(_Body):
 
 
 class Health(BaseModel):
+    """``GET /api/health``: ``ok`` when every part below is up (503 otherwise)."""
+
     ok: bool
     database: bool
+    """The database answers."""
     runner: bool
+    """The match runner's task is running."""
     registry: bool
+    """The scheduled pings of the players are running."""
+    tournaments: bool
+    """The tournament driver's task is running."""
 
 
 def match_answer(match: MatchRow) -> MatchAnswer:

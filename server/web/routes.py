@@ -338,9 +338,15 @@ class Api:
     async def health(self, request: web.Request) -> web.Response:
         database = await self.store.ping()
         runner = self.service.runner.alive
-        registry = True
+        registry = self.service.registry.alive
+        driver = self.service.tournaments
+        tournaments = driver is not None and driver.alive
         health = models.Health(
-            ok=database and runner, database=database, runner=runner, registry=registry
+            ok=database and runner and registry and tournaments,
+            database=database,
+            runner=runner,
+            registry=registry,
+            tournaments=tournaments,
         )
         return answer(health, status=200 if health.ok else 503)
 

@@ -130,10 +130,34 @@ async def test_matches_are_listed_with_filters_and_aborted(api: tuple[Service, T
     assert response.status == 404
 
 
+@pytest.mark.parametrize("part", ["registry", "tournaments"])
+async def test_health_says_which_part_has_stopped(
+    api: tuple[Service, TestClient], part: str
+) -> None:
+    service, client = api
+    stopped = service.registry if part == "registry" else service.tournaments
+    assert stopped is not None and stopped.alive
+    await stopped.close()
+    assert not stopped.alive
+
+    response = await client.get("/api/health")
+
+    assert response.status == 503
+    health = await response.json()
+    assert health["ok"] is False and health[part] is False
+    assert [name for name, up in health.items() if not up] == ["ok", part]
+
+
 async def test_health_metrics_openapi_and_home(api: tuple[Service, TestClient]) -> None:
     _, client = api
     health = await (await client.get("/api/health")).json()
-    assert health == {"ok": True, "database": True, "runner": True, "registry": True}
+    assert health == {
+        "ok": True,
+        "database": True,
+        "runner": True,
+        "registry": True,
+        "tournaments": True,
+    }
     metrics = await (await client.get("/metrics")).text()
     for name in (
         "ggp_matches_running",
