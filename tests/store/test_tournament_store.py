@@ -4,6 +4,7 @@ and the ratings kept match by match always equal a recomputation."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 from sqlalchemy import text, update
@@ -11,7 +12,15 @@ from store_rows import queue
 
 from server.league import RatingKeeper, TournamentDriver
 from server.league.ratings import LATE_WRITE_WINDOW_MS, compute
-from server.store import Conflict, MatchStatus, Store, TournamentStore
+from server.store import (
+    Conflict,
+    MatchRow,
+    MatchStatus,
+    PlayerRecord,
+    Store,
+    TournamentRow,
+    TournamentStore,
+)
 from server.store.tables import matches
 from server.store.tournaments import _LAST_RATED, unrated_query
 
@@ -190,3 +199,119 @@ async def test_a_catch_up_reads_the_new_matches_from_indexes(store: Store) -> No
             )
             assert index in plan, (sql, plan)
             assert "USE TEMP B-TREE FOR ORDER BY" not in plan, plan
+
+
+async def finish_at(
+    store: Store, match_id: str, players: list[str], goals: list[int], at: int
+) -> None:
+    """A match that finished at ``at`` (ms), whenever it is written."""
+    await finish(store, match_id, players, goals)
+    async with store.engine.begin() as connection:
+        await connection.execute(
+            update(matches).where(matches.c.id == match_id).values(finished_at=at)
+        )
+
+
+async def test_a_match_of_the_same_millisecond_but_a_smaller_id_written_late_is_rated_in_order(
+    store: Store,
+) -> None:
+    """Matches are rated in the order (finished at, id): a late write that sorts before the
+    last match rated makes the keeper recompute, even within one millisecond."""
+    tournaments = TournamentStore(store)
+    keeper = RatingKeeper(tournaments)
+    await finish_at(store, "m5", ["a", "b"], [100, 0], at=1_000)
+    assert await keeper.catch_up() == 1
+    await finish_at(store, "m3", ["b", "a"], [100, 0], at=1_000)
+    await finish_at(store, "m9", ["a", "c"], [100, 0], at=2_000)
+
+    assert await keeper.catch_up() == 3  # every finished match, read again
+
+    stored = {(r.scope, r.player): r for s in ("*", "g") for r in await tournaments.ratings(s)}
+    current, _ = compute(await tournaments.finished_matches())
+    assert stored == {(r.scope, r.player): r for r in current}
+    assert [h.match_id for h in await tournaments.player_history("a", "*")] == ["m3", "m5", "m9"]
+
+
+async def two_player_cup(store: Store) -> TournamentRow:
+    """A round robin "t1" of two players who may play both its matches at once."""
+    await store.add_game_version("g", "(role white) (role black)", roles=["white", "black"])
+    for name in ("a", "b"):
+        await store.add_player(name, "http://127.0.0.1:9/", max_matches=2)
+    spec = {
+        "name": "cup",
+        "game": "g",
+        "format": "round_robin",
+        "players": ["a", "b"],
+        "startclock": 5,
+        "playclock": 2,
+    }
+    return await TournamentStore(store).create("t1", spec, status="running", created_by="admin")
+
+
+async def test_the_driver_reads_past_running_matches_and_matches_queued_by_hand(
+    store: Store,
+) -> None:
+    """The tournament's oldest match was queued by hand under its name, and one of its
+    scheduled matches still runs while the other has ended: neither ends the reading."""
+    tournaments = TournamentStore(store)
+    row = await two_player_cup(store)
+    await queue(store, "a-by-hand", ["a", "b"], tournament_id="t1")
+    first = await TournamentDriver(store).advance(row)
+    assert len(first.matches) == 2 and not first.finished
+    scheduled = [m for m in await tournaments.matches("t1") if m.schedule_key is not None]
+    running, ended = scheduled
+    for match in (running, ended):
+        assert await store.claim_match(match.id)
+    await store.end_match(
+        ended.id, status=MatchStatus.FINISHED, end_reason="terminal", goals=[100, 0]
+    )
+
+    driver = TournamentDriver(store)  # a new service reads it all from the database
+    results, active = await driver.results(row)
+    assert [result.key for result in results] == [ended.schedule_key]
+    assert [match.id for match in active] == [running.id]
+    waiting = await driver.advance(row)
+    assert waiting.matches == [] and not waiting.finished
+
+    await store.end_match(
+        running.id, status=MatchStatus.FINISHED, end_reason="terminal", goals=[50, 50]
+    )
+    assert (await TournamentDriver(store).advance(row)).finished
+    assert (await tournaments.get("t1")).status == "finished"
+
+
+class Starter:
+    """A runner with room for ``room`` matches, started as the driver queues them."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.started: list[str] = []
+
+    def hold(self, seated: Sequence[str | None], players: Sequence[PlayerRecord]) -> bool:
+        return False
+
+    def release(self, seated: Sequence[str | None]) -> None:
+        raise AssertionError("nothing was held")
+
+    async def start_queued(
+        self, match: MatchRow, players: Sequence[PlayerRecord], *, claimed: bool = False
+    ) -> bool:
+        if len(self.started) == self.room:
+            return False
+        self.started.append(match.id)
+        return True
+
+
+@pytest.mark.parametrize(("room", "wakes"), [(2, 0), (1, 1), (0, 1)])
+async def test_the_queue_is_woken_only_for_matches_the_runner_had_no_room_for(
+    store: Store, room: int, wakes: int
+) -> None:
+    row = await two_player_cup(store)
+    starter = Starter(room)
+    woken: list[None] = []
+    driver = TournamentDriver(store, starter=starter, on_queued=lambda: woken.append(None))
+
+    answer = await driver.advance(row)
+
+    assert len(answer.matches) == 2
+    assert len(starter.started) == room and len(woken) == wakes
