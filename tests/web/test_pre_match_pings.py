@@ -11,6 +11,7 @@ from aiohttp import web
 
 from server.registry import Registry, RegistrySettings
 from server.store import PlayerRecord, Store
+from server.store.player_checks import add_check, finish_check
 
 
 class InfoPlayer:
@@ -159,3 +160,46 @@ async def test_a_player_whose_url_does_not_read_is_unreachable_with_the_reason(
         assert "ftp" in ping.message
         assert odd.suspended and odd.suspended_reason is not None
         assert odd.suspended_reason.startswith("1 failed pings in a row; last: ")
+
+
+async def test_with_passed_checks_required_a_player_whose_latest_check_failed_stays_out(
+    tmp_path: Path,
+) -> None:
+    good, bad, unchecked = InfoPlayer(), InfoPlayer(), InfoPlayer()
+    async with opened_store(tmp_path) as store, info_players(good, bad, unchecked):
+        players = await registered(store, good=good.url, bad=bad.url, unchecked=unchecked.url)
+        registry = Registry(store, RegistrySettings(require_passed_check=True))
+
+        async def checked(
+            name: str, passed: bool, items: list[dict[str, object]], error: str | None = None
+        ) -> None:
+            check = await add_check(
+                store, name, trigger="registered", target="", start_clock=5, play_clock=2
+            )
+            await finish_check(store, check.id, passed=passed, items=items, error=error)
+
+        await checked("good", True, [{"name": "info", "passed": True}])
+        await checked("bad", False, [], "nobody listening")
+        assert await registry.check_before_match(players) == (
+            "player bad failed its latest check (nobody listening)"
+        )
+        await checked("bad", False, [])
+        assert await registry.check_before_match(players) == (
+            "player bad failed its latest check (not checked)"
+        )
+        failing_items = [
+            {"name": "info", "passed": True},
+            {"name": "stop", "passed": False},
+            {"name": "abort", "passed": False},
+        ]
+        await checked("bad", False, failing_items)
+        assert await registry.check_before_match(players) == (
+            "player bad failed its latest check (stop, abort)"
+        )
+        assert (good.pings, bad.pings, unchecked.pings) == (0, 0, 0)  # refused before pinging
+        # by default a failed check is a report only
+        assert await Registry(store, RegistrySettings()).check_before_match(players) is None
+        # a player never checked, and one whose latest check passed, may play
+        assert await registry.check_before_match([players[0], players[2]]) is None
+        await checked("bad", True, [{"name": "info", "passed": True}])
+        assert await registry.check_before_match(players) is None
