@@ -191,7 +191,7 @@ class BotHub:
                 raise ProtocolError('the first frame must be {"token": ...}')
             hello = parse_frame(message.data, BotHello)
         except (TimeoutError, ProtocolError) as error:
-            reason = str(error) or "no token within 10 s"
+            reason = str(error) or f"no token within {HELLO_SECONDS:g} s"
             await socket.close(code=BAD_TOKEN, message=reason[:120].encode())
             return None
         player = await self.authenticate(hello.token)
@@ -221,9 +221,11 @@ class BotHub:
                     connection.received(parse_frame(message.data, BotReply))
                 except ProtocolError as error:
                     log.warning("bot %s sent a frame that is not a reply: %s", name, error)
+        finally:
+            # aiohttp closes a socket whose heartbeat went unanswered and cancels this
+            # handler, so the socket's state is read here, not after the loop
             if socket.close_code == 1006 or socket.exception() is not None:
                 reason = "the connection was lost (no answer to the heartbeat)"
-        finally:
             async with self._changed:
                 if self.connections.get(name) is connection:
                     del self.connections[name]

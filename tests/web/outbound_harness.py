@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +100,12 @@ async def ggp(args: list[str], stderr: Path) -> AsyncIterator[Process]:
         yield process
     finally:
         await process.kill()
+
+
+async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Wait until ``condition()`` holds (checked every 20 ms), at most ``seconds``."""
+    async with asyncio.timeout(seconds):
+        while True:
+            if condition():
+                return
+            await asyncio.sleep(0.02)

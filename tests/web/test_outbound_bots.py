@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import signal
 import socket
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from server.match.local_players import local_players
 from server.protocol.envelope import CONNECT_PATH
 
 from .harness import ADMIN_HEADERS, running_service, wait_for_status
-from .outbound_harness import ggp, log_of, queue, register_outbound
+from .outbound_harness import ggp, log_of, queue, register_outbound, until
 
 GREEDY = "players/examples/greedy_bot.py:GreedyBot"
 SLOW = "tests/web/slow_bot.py:SlowBot"
@@ -131,7 +131,10 @@ async def test_a_bot_that_stays_away_gets_CE_and_the_match_goes_on(tmp_path: Pat
         assert record["isCompleted"] is True
 
 
-async def test_the_heartbeat_finds_a_dead_socket(tmp_path: Path) -> None:
+async def test_the_heartbeat_finds_a_dead_socket(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="server.bots")
     async with running_service(tmp_path, sqlite(tmp_path), bot_heartbeat=0.4) as (service, client):
         token = await register_outbound(client, "silent")
         async with aiohttp.ClientSession() as session:
@@ -141,10 +144,13 @@ async def test_the_heartbeat_finds_a_dead_socket(tmp_path: Path) -> None:
                 headers={"Authorization": f"Bearer {token}"},
                 autoping=False,
             )
-            await _until(lambda: service.bots.connected("silent"))
-            await _until(lambda: not service.bots.connected("silent"))  # about 0.6 s
+            await until(lambda: service.bots.connected("silent"))
+            await until(lambda: not service.bots.connected("silent"))  # about 0.6 s
             await _wait_for_player_status(client, "silent", "unreachable")
             await socket_.close()
+    assert "bot silent disconnected: the connection was lost (no answer to the heartbeat)" in [
+        record.getMessage() for record in caplog.records
+    ]
 
 
 async def test_a_bad_token_is_refused(tmp_path: Path) -> None:
@@ -248,14 +254,6 @@ async def _until_last_play_answered(journal: Path) -> None:
             await asyncio.sleep(0.01)
 
 
-async def _until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    async with asyncio.timeout(seconds):
-        while True:
-            if condition():
-                return
-            await asyncio.sleep(0.02)
-
-
 async def test_an_outbound_bot_is_registered_without_a_url_and_gets_a_token_once(
     tmp_path: Path,
 ) -> None:
@@ -291,11 +289,11 @@ async def test_a_message_in_flight_when_the_socket_drops_is_answered_once(tmp_pa
         stop = asyncio.Event()
         bot = asyncio.create_task(stay_connected(str(client.make_url("")), token, answer, stop))
         try:
-            await _until(lambda: service.bots.connected("bot"))
+            await until(lambda: service.bots.connected("bot"))
             sending = asyncio.create_task(
                 service.bots.channel("bot").send("( PLAY m1 NIL )", time_limit=8)
             )
-            await _until(lambda: len(asked) == 1)
+            await until(lambda: len(asked) == 1)
             await service.bots.connections["bot"].socket.close()  # the network drops it
             reply = await sending
             assert reply.ok and reply.body == "( mark 1 1 )", reply
@@ -441,7 +439,7 @@ async def test_a_relay_killed_with_a_message_in_flight_does_not_pass_it_on_twice
                 sending = asyncio.create_task(
                     service.bots.channel("relayed").send("( PLAY m1 NIL )", time_limit=20)
                 )
-                await _until(lambda: len(asked) == 1)
+                await until(lambda: len(asked) == 1)
                 await relay.kill(signal.SIGKILL)
             async with ggp(args, tmp_path / "relay2.err") as again:
                 await again.wait_for_line("connected to")
