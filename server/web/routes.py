@@ -467,7 +467,11 @@ ROUTES: tuple[Route, ...] = (
         write=True,
     ),
     Route(
-        "GET", "/api/health", Api.health, "Database reachable, runner alive", answer=models.Health
+        "GET",
+        "/api/health",
+        Api.health,
+        "Database reachable; runner, player pings and tournament driver running",
+        answer=models.Health,
     ),
     Route("GET", "/metrics", Api.metrics, "Prometheus metrics"),
     Route("GET", "/openapi.json", Api.openapi, "This document"),
