@@ -7,7 +7,9 @@ is exactly the one written here (the `ggp connect` relay is tested in test_outbo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -17,6 +19,7 @@ from server.bots import hub as hub_module
 from server.bots.hub import OutboundChannel
 from server.protocol.envelope import CONNECT_PATH
 from server.records import ErrorKind
+from server.web import Service
 
 from .harness import running_service
 from .outbound_harness import register_outbound, until
@@ -26,29 +29,38 @@ def sqlite(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'ggp.db'}"
 
 
-async def test_stray_frames_are_passed_over_and_the_bot_answers_the_next_message(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A reply to no message (a duplicate, or a lie) and a frame that is no reply leave the
-    connection as it was."""
-    caplog.set_level(logging.WARNING, logger="server.bots")
+@contextlib.asynccontextmanager
+async def bot_connected(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[Service, aiohttp.ClientWebSocketResponse]]:
+    """A running service and the socket of its outbound bot "bot", welcomed."""
     async with running_service(tmp_path, sqlite(tmp_path)) as (service, client):
         token = await register_outbound(client, "bot")
         async with aiohttp.ClientSession() as session:
             url = client.make_url(CONNECT_PATH)
             async with session.ws_connect(url, headers={"Authorization": f"Bearer {token}"}) as ws:
                 assert (await ws.receive_json(timeout=5))["welcome"] == "bot"
-                await ws.send_json({"id": 987654, "reply": "( ( status available ) )"})
-                await ws.send_json({"hello": "there"})
-                await ws.send_bytes(b"\x00\x01")
-                channel = OutboundChannel(service.bots, "bot")
-                sent = asyncio.create_task(channel.send("( INFO )", time_limit=5))
-                message = await ws.receive_json(timeout=5)
-                assert message["message"] == "( INFO )"
-                await ws.send_json({"id": message["id"], "reply": "( ( status available ) )"})
-                reply = await sent
-                assert (reply.body, reply.error) == ("( ( status available ) )", None)
-                assert service.bots.connected("bot")
+                yield service, ws
+
+
+async def test_stray_frames_are_passed_over_and_the_bot_answers_the_next_message(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reply to no message (a duplicate, or a lie) and a frame that is no reply leave the
+    connection as it was."""
+    caplog.set_level(logging.WARNING, logger="server.bots")
+    async with bot_connected(tmp_path) as (service, ws):
+        await ws.send_json({"id": 987654, "reply": "( ( status available ) )"})
+        await ws.send_json({"hello": "there"})
+        await ws.send_bytes(b"\x00\x01")
+        channel = OutboundChannel(service.bots, "bot")
+        sent = asyncio.create_task(channel.send("( INFO )", time_limit=5))
+        message = await ws.receive_json(timeout=5)
+        assert message["message"] == "( INFO )"
+        await ws.send_json({"id": message["id"], "reply": "( ( status available ) )"})
+        reply = await sent
+        assert (reply.body, reply.error) == ("( ( status available ) )", None)
+        assert service.bots.connected("bot")
     warnings = [record.getMessage() for record in caplog.records]
     assert any("bot bot sent a frame that is not a reply" in line for line in warnings), warnings
 
@@ -113,17 +125,12 @@ async def test_a_bot_that_closes_with_a_message_in_flight_gives_a_connection_err
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="server.bots")
-    async with running_service(tmp_path, sqlite(tmp_path)) as (service, client):
-        token = await register_outbound(client, "bot")
-        async with aiohttp.ClientSession() as session:
-            url = client.make_url(CONNECT_PATH)
-            async with session.ws_connect(url, headers={"Authorization": f"Bearer {token}"}) as ws:
-                assert (await ws.receive_json(timeout=5))["welcome"] == "bot"
-                channel = OutboundChannel(service.bots, "bot")
-                sent = asyncio.create_task(channel.send("( INFO )", time_limit=1))
-                assert (await ws.receive_json(timeout=5))["message"] == "( INFO )"
-                await ws.close()  # and no reply: the bot goes away
-            reply = await sent
+    async with bot_connected(tmp_path) as (service, ws):
+        channel = OutboundChannel(service.bots, "bot")
+        sent = asyncio.create_task(channel.send("( INFO )", time_limit=1))
+        assert (await ws.receive_json(timeout=5))["message"] == "( INFO )"
+        await ws.close()  # and no reply: the bot goes away
+        reply = await sent
         assert (reply.body, reply.error) == (None, ErrorKind.CONNECTION_ERROR)
         assert reply.message == (
             "the bot's connection was lost (the bot closed the connection) and not restored in time"
