@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server.bots.checker import check_player
+from server.bots.checker import CheckerError, check_player
 from server.bots.items import ITEMS
 from server.bots.report import CheckReport
 from server.match.local_players import local_player
@@ -36,7 +36,20 @@ EXPECTED_FAILURES = {
     "upper-case-only": {"keyword-case"},
     "silent-abort": {"abort"},
     "known-roles-only": {"scrambled"},
+    "second-start-ok": {"second-start"},
+    "stuck-after-abort": {"start-after-abort"},
+    "info-garbage": {"info", "keyword-case"},
 }
+
+
+EXPECTED_SUMMARIES = {
+    ("illegal-moves", "legal-moves"): "step 2: '( teleport 9 9 )' is not a legal move",
+    ("second-start-ok", "second-start"): "expected 'busy', got 'ok'",
+    ("stuck-after-abort", "start-after-abort"): "the new match's first PLAY got 'busy'",
+    ("info-garbage", "info"): "the reply is not an INFO reply: ",
+    ("info-garbage", "keyword-case"): "(info) got 'hello there'",
+}
+"""How a failed item says what went wrong (the start of its summary), where it is fixed."""
 
 
 @pytest.mark.parametrize("fault", sorted(EXPECTED_FAILURES))
@@ -47,6 +60,8 @@ async def test_a_player_with_one_fault_fails_exactly_the_items_about_it(fault: s
     for item in report.items:
         if not item.passed:
             assert item.evidence, f"{item.name} failed without evidence"
+            summary = EXPECTED_SUMMARIES.get((fault, item.name))
+            assert summary is None or item.summary.startswith(summary), item.summary
 
 
 async def test_a_move_after_the_play_clock_fails_only_the_play_clock() -> None:
@@ -124,3 +139,13 @@ async def test_bad_input_is_one_line_and_exit_status_2(args: list[str], message:
     code, stdout, stderr = await run_ggp("check-player", *args)
     assert code == 2 and stdout == ""
     assert stderr.count("\n") == 1 and message in stderr, stderr
+
+
+async def test_clocks_of_one_second_are_the_shortest_allowed() -> None:
+    async with local_player("random") as url:
+        report = await check_player(
+            url, start_clock=1, play_clock=1, items=["start", "first-play"], seed=4
+        )
+        assert failed(report) == set(), report.render()
+        with pytest.raises(CheckerError, match="clock"):
+            await check_player(url, start_clock=0, play_clock=1)
