@@ -9,6 +9,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from players.serve import url_of
 from server.registry import Registry, RegistrySettings
 from server.store import PlayerRecord, Store
 from server.store.player_checks import add_check, finish_check
@@ -41,11 +42,9 @@ async def info_players(*players: InfoPlayer) -> AsyncIterator[None]:
             app.router.add_post("/", player.answer)
             runner = web.AppRunner(app)
             await runner.setup()
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
             runners.append(runner)
-            port = runner.addresses[0][1]
-            player.url = f"http://127.0.0.1:{port}/"
+            player.url = url_of(runner.addresses[0])
         yield
     finally:
         for runner in runners:
